@@ -1,0 +1,1 @@
+//! function-auto-ready

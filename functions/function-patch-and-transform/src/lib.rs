@@ -1,0 +1,1 @@
+//! function-patch-and-transform

@@ -1,0 +1,1 @@
+//! Crossplane function protocol.
