@@ -1,1 +1,81 @@
-//! sdk
+//! # xfn-sdk: Crossplane composition functions in Rust, for xfn
+//!
+//! A function is a type that implements [`Function`], exported with
+//! [`export!`] and compiled to a `wasm32-wasip2` component:
+//!
+//! ```no_run
+//! use xfn_sdk::{Function, Request, Response};
+//!
+//! struct Hello;
+//!
+//! impl Function for Hello {
+//!     fn run(req: &Request) -> Result<Response, xfn_sdk::Error> {
+//!         let mut rsp = Response::to(req);
+//!         rsp.normal("hello from a wasm function");
+//!         Ok(rsp)
+//!     }
+//! }
+//!
+//! xfn_sdk::export!(Hello);
+//! ```
+//!
+//! The SDK mirrors function-sdk-go: [`Response::to`] passes the desired
+//! state and context through, results and conditions are one call each,
+//! and [`Request`] has getters for everything a function is sent.
+//! [`fieldpath`] reads and writes Kubernetes objects by field path.
+
+#[doc(hidden)]
+pub mod bindings;
+pub mod fieldpath;
+pub mod log;
+mod request;
+mod response;
+mod serde_helpers;
+mod types;
+pub mod wit;
+
+pub use response::DEFAULT_TTL;
+pub(crate) use serde_helpers::{serde_bytes, serde_duration};
+pub use types::*;
+
+/// The error a function returns when it cannot run at all. It reaches the
+/// caller as an error of the call, not as a result.
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A composition function.
+pub trait Function {
+    /// Runs the function on one request.
+    ///
+    /// Report problems the user can fix as results ([`Response::fatal`],
+    /// [`Response::warning`]); return `Err` only when the function itself
+    /// cannot run.
+    fn run(request: &Request) -> Result<Response, Error>;
+}
+
+/// Exports a [`Function`] as the component's `run-function`.
+#[macro_export]
+macro_rules! export {
+    ($function:ty) => {
+        const _: () = {
+            struct XfnExport;
+
+            impl $crate::__private::bindings::Guest for XfnExport {
+                fn run_function(
+                    request: $crate::__private::bindings::xfn::function::types::RunFunctionRequest,
+                ) -> ::core::result::Result<
+                    $crate::__private::bindings::xfn::function::types::RunFunctionResponse,
+                    ::std::string::String,
+                > {
+                    $crate::wit::run::<$function>(request)
+                }
+            }
+
+            $crate::__private::bindings::export_function!(XfnExport with_types_in $crate::__private::bindings);
+        };
+    };
+}
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::bindings;
+}

@@ -1,1 +1,25 @@
-//! host
+//! # xfn-host: Crossplane composition functions as sandboxed wasm components
+//!
+//! The host compiles each function's component once ([`WasmRuntime`]), then
+//! runs every call in a fresh, sandboxed instance ([`WasmFunction`]) with a
+//! deadline and a memory cap. The [`pipeline`] runs a Composition's steps
+//! with Crossplane's semantics over any [`Function`], in-process or remote.
+
+pub mod builtin;
+pub mod compile_cache;
+mod config;
+mod engine;
+mod error;
+mod function;
+pub mod pipeline;
+pub mod protocol;
+mod sandbox;
+mod validate;
+mod wasm;
+
+pub use compile_cache::CompileCache;
+pub use config::HostConfig;
+pub use engine::HostEngine;
+pub use error::{CallError, Error};
+pub use function::Function;
+pub use wasm::{WasmFunction, WasmRuntime};

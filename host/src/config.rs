@@ -1,0 +1,27 @@
+//! Limits and knobs of the wasm host, with their defaults.
+
+use std::time::Duration;
+
+/// How the host runs wasm functions.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Wall-clock limit of one call, unless the caller sets a tighter deadline.
+    pub call_timeout: Duration,
+    /// Most linear memory one call may use, in bytes, summed over its memories.
+    pub memory_limit: usize,
+    /// How often the epoch ticks; a timeout is noticed within one tick.
+    pub epoch_tick: Duration,
+    /// Most bytes of a guest's stderr kept for error messages (panics print there).
+    pub stderr_capture: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            call_timeout: Duration::from_secs(30),
+            memory_limit: 256 << 20,
+            epoch_tick: Duration::from_millis(10),
+            stderr_capture: 64 << 10,
+        }
+    }
+}
