@@ -1,1 +1,160 @@
-//! scripted
+//! A test function that does what its input tells it to.
+//!
+//! Input (all fields optional):
+//! * `response`: protojson fields of a `RunFunctionResponse` that replace the
+//!   same fields of `Response::to(request)`.
+//! * `afterRequirements`: used instead of `response` once the request carries
+//!   any resolved required (or extra) resources or schemas.
+//! * `echo: true`: put the whole request under context key `xfn.test/request`.
+//! * `count: true`: increment the number under context key `xfn.test/calls`.
+//! * `unstable: true`: require a different resource on every call.
+//! * `probe: true`: try the environment, the filesystem and the network, and
+//!   report what happened under context key `xfn.test/probe`.
+//! * `fault`: `trap`, `loop`, `alloc` (1 GiB), `panic`, `error` or
+//!   `malformed` (a desired state that isn't JSON).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use xfn_sdk::__private::bindings::Guest;
+use xfn_sdk::__private::bindings::xfn::function::types as wit;
+use xfn_sdk::{Request, Response};
+
+/// The scripted function's input.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Input {
+    #[serde(default, rename = "apiVersion")]
+    _api_version: Option<String>,
+    #[serde(default, rename = "kind")]
+    _kind: Option<String>,
+    /// Fields of the response.
+    #[serde(default)]
+    pub response: Option<serde_json::Map<String, Value>>,
+    /// Fields of the response once requirements are resolved.
+    #[serde(default)]
+    pub after_requirements: Option<serde_json::Map<String, Value>>,
+    /// Echo the request into the context.
+    #[serde(default)]
+    pub echo: bool,
+    /// Count calls in the context.
+    #[serde(default)]
+    pub count: bool,
+    /// Probe the sandbox.
+    #[serde(default)]
+    pub probe: bool,
+    /// Require a different resource on every call (needs `count`).
+    #[serde(default)]
+    pub unstable: bool,
+    /// Misbehave.
+    #[serde(default)]
+    pub fault: Option<String>,
+}
+
+/// Runs the script on an SDK request.
+pub fn run(req: &Request) -> Result<Response, String> {
+    let input: Input = req.input().map_err(|e| e.to_string())?;
+    match input.fault.as_deref() {
+        None | Some("malformed") => {}
+        Some("trap") => std::process::abort(),
+        Some("loop") => {
+            let mut n: u64 = 0;
+            loop {
+                n = std::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        Some("alloc") => {
+            let block = vec![1u8; 1 << 30];
+            return Err(format!("allocated {} bytes", std::hint::black_box(block).len()));
+        }
+        Some("panic") => panic!("scripted panic"),
+        Some("error") => return Err("scripted error".into()),
+        Some(other) => return Err(format!("unknown fault {other:?}")),
+    }
+
+    let resolved = !req.required_resources.is_empty()
+        || !req.extra_resources.is_empty()
+        || !req.required_schemas.is_empty();
+    let overlay = match (&input.after_requirements, resolved) {
+        (Some(after), true) => Some(after),
+        _ => input.response.as_ref(),
+    };
+    let mut rsp = Response::to(req);
+    if let Some(overlay) = overlay {
+        let mut base = serde_json::to_value(&rsp).map_err(|e| e.to_string())?;
+        if let Value::Object(fields) = &mut base {
+            for (k, v) in overlay {
+                fields.insert(k.clone(), v.clone());
+            }
+        }
+        rsp = serde_json::from_value(base).map_err(|e| format!("bad scripted response: {e}"))?;
+    }
+    if input.echo {
+        let echoed = serde_json::to_value(req).map_err(|e| e.to_string())?;
+        rsp.set_context_key("xfn.test/request", echoed);
+    }
+    let calls = req.context_key("xfn.test/calls").and_then(Value::as_u64).unwrap_or(0) + 1;
+    if input.count {
+        rsp.set_context_key("xfn.test/calls", json!(calls));
+    }
+    if input.unstable {
+        let selector = xfn_sdk::ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            r#match: Some(xfn_sdk::ResourceMatch::MatchName(format!("cm-{calls}"))),
+            namespace: None,
+        };
+        rsp.require_resources(format!("call-{calls}"), selector);
+    }
+    if input.probe {
+        rsp.set_context_key("xfn.test/probe", probe());
+    }
+    Ok(rsp)
+}
+
+/// What the sandbox lets a guest see and do.
+fn probe() -> Value {
+    let env: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+    let args: Vec<String> = std::env::args().collect();
+    let file = match std::fs::read_to_string("/etc/hostname") {
+        Ok(_) => "read".to_owned(),
+        Err(e) => format!("error: {e}"),
+    };
+    let dir = match std::fs::read_dir("/") {
+        Ok(_) => "listed".to_owned(),
+        Err(e) => format!("error: {e}"),
+    };
+    let net = match std::net::TcpStream::connect("127.0.0.1:9") {
+        Ok(_) => "connected".to_owned(),
+        Err(e) => format!("error: {e}"),
+    };
+    println!("stdout from a guest must go nowhere");
+    json!({"env": env, "args": args, "file": file, "dir": dir, "net": net})
+}
+
+struct Scripted;
+
+impl Guest for Scripted {
+    fn run_function(request: wit::RunFunctionRequest) -> Result<wit::RunFunctionResponse, String> {
+        let req = xfn_sdk::wit::request_from_wit(request).map_err(|e| e.to_string())?;
+        let malformed = req
+            .input
+            .as_ref()
+            .and_then(|i| i.get("fault"))
+            .is_some_and(|f| f == "malformed");
+        let mut rsp = xfn_sdk::wit::response_to_wit(run(&req)?);
+        if malformed {
+            let desired = rsp.desired.get_or_insert_with(|| wit::State {
+                composite: None,
+                resources: Vec::new(),
+            });
+            desired.composite = Some(wit::ResourceObject {
+                resource: Some("this is not JSON".into()),
+                connection_details: Vec::new(),
+                ready: wit::Ready::Unspecified,
+            });
+        }
+        Ok(rsp)
+    }
+}
+
+xfn_sdk::__private::bindings::export_function!(Scripted with_types_in xfn_sdk::__private::bindings);

@@ -1,0 +1,145 @@
+//! A guest that misbehaves gets a clear error naming it, and the same host
+//! then serves a healthy call.
+
+use std::time::Duration;
+
+use serde_json::json;
+use xfn_host::protocol::RunFunctionRequest;
+use xfn_host::{CallError, HostConfig};
+use xfn_tests::{load, runtime};
+
+fn request(input: serde_json::Value) -> RunFunctionRequest {
+    RunFunctionRequest {
+        input: Some(input.to_string()),
+        ..RunFunctionRequest::default()
+    }
+}
+
+fn config() -> HostConfig {
+    HostConfig {
+        call_timeout: Duration::from_millis(500),
+        memory_limit: 64 << 20,
+        ..HostConfig::default()
+    }
+}
+
+/// Runs a faulty call, then a healthy one on the same function and host.
+fn fault_then_healthy(fault: &str) -> CallError {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let err = f
+        .call_blocking(&request(json!({"fault": fault})), None)
+        .expect_err("the fault must fail the call");
+    let healthy = f
+        .call_blocking(&request(json!({"count": true})), None)
+        .expect("a healthy call after the fault");
+    assert_eq!(healthy.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
+    err
+}
+
+#[test]
+fn a_trap_is_reported_and_the_host_carries_on() {
+    let err = fault_then_healthy("trap");
+    assert!(matches!(&err, CallError::Trap { function, .. } if function == "scripted"), "{err}");
+    assert!(err.to_string().contains("function \"scripted\" trapped"), "{err}");
+}
+
+#[test]
+fn an_infinite_loop_times_out() {
+    let started = std::time::Instant::now();
+    let err = fault_then_healthy("loop");
+    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(500)), "{err}");
+    assert!(err.to_string().contains("timed out after 500ms"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn a_caller_deadline_tightens_the_timeout() {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let err = f
+        .call_blocking(&request(json!({"fault": "loop"})), Some(Duration::from_millis(50)))
+        .expect_err("times out");
+    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(50)), "{err}");
+}
+
+#[test]
+fn a_gibibyte_allocation_hits_the_memory_limit() {
+    let err = fault_then_healthy("alloc");
+    match &err {
+        CallError::MemoryLimit { function, limit, requested } => {
+            assert_eq!(function, "scripted");
+            assert_eq!(*limit, 64 << 20);
+            assert!(*requested > *limit);
+        }
+        other => panic!("want a memory limit error, got {other}"),
+    }
+    assert!(err.to_string().contains("exceeded its memory limit of 67108864 bytes"), "{err}");
+}
+
+#[test]
+fn a_panic_is_reported_with_its_message() {
+    let err = fault_then_healthy("panic");
+    assert!(matches!(err, CallError::Trap { .. }), "{err}");
+    assert!(err.to_string().contains("scripted panic"), "the panic message is kept: {err}");
+}
+
+#[test]
+fn a_function_error_is_reported() {
+    let err = fault_then_healthy("error");
+    assert_eq!(
+        err,
+        CallError::Failed {
+            function: "scripted".into(),
+            message: "scripted error".into()
+        }
+    );
+}
+
+#[test]
+fn a_malformed_response_is_refused() {
+    let err = fault_then_healthy("malformed");
+    assert!(matches!(err, CallError::Malformed { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("function \"scripted\" returned a malformed response: desired composite resource is not a JSON object"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_sandbox_grants_no_environment_filesystem_or_network() {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let rsp = f.call_blocking(&request(json!({"probe": true})), None).expect("probe runs");
+    let context: serde_json::Value = serde_json::from_str(rsp.context.as_deref().unwrap_or("{}")).expect("json");
+    let probe = &context["xfn.test/probe"];
+    assert_eq!(probe["env"], json!([]), "no environment variables");
+    assert_eq!(probe["args"], json!([]), "no arguments");
+    assert!(probe["file"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
+    assert!(probe["dir"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
+    assert!(probe["net"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
+}
+
+#[test]
+fn every_call_gets_a_fresh_instance() {
+    // The counter lives only in the context the caller passes: a reused
+    // instance would not matter here, so check the guest's own memory:
+    // two calls with no context must both count from zero.
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    for _ in 0..3 {
+        let rsp = f.call_blocking(&request(json!({"count": true})), None).expect("runs");
+        assert_eq!(rsp.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
+    }
+}
+
+#[test]
+fn a_component_that_is_not_a_function_is_refused_at_load() {
+    let rt = runtime(config());
+    let err = match rt.load("bogus", b"\0asm\x01\0\0\0") {
+        Ok(_) => panic!("a core module is not a function component"),
+        Err(e) => e,
+    };
+    assert!(err.to_string().starts_with("cannot load function \"bogus\""), "{err}");
+}

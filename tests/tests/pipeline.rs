@@ -1,0 +1,279 @@
+//! Crossplane's pipeline semantics, one rule per test, through real wasm
+//! components (the scripted test function).
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use xfn_host::pipeline::{Functions, Pipeline, PipelineError, Resolver, Step};
+use xfn_host::protocol::{
+    ResourceMatch, ResourceObject, ResourceSelector, Resources, Schema, SchemaSelector, Severity,
+    State,
+};
+use xfn_host::{Function, HostConfig};
+use xfn_tests::{load, runtime};
+
+fn functions() -> Functions {
+    let rt = runtime(HostConfig::default());
+    let scripted: Arc<dyn Function> = load(&rt, "scripted", "xfn_test_scripted");
+    Functions::from([("scripted".to_owned(), scripted)])
+}
+
+fn step(name: &str, input: Value) -> Step {
+    Step {
+        name: name.into(),
+        function: "scripted".into(),
+        input: Some(input.to_string()),
+        ..Step::default()
+    }
+}
+
+fn observed() -> State {
+    State {
+        composite: Some(ResourceObject {
+            resource: Some(json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}}).to_string()),
+            connection_details: Vec::new(),
+            ready: xfn_host::protocol::Ready::Unspecified,
+        }),
+        resources: Vec::new(),
+    }
+}
+
+/// Resolves `v1 ConfigMap` selectors by name from a fixed set.
+struct ConfigMaps(Vec<&'static str>);
+
+impl Resolver for ConfigMaps {
+    fn resources(&self, selector: &ResourceSelector) -> Result<Resources, String> {
+        let items = self
+            .0
+            .iter()
+            .filter(|name| matches!(&selector.match_, Some(ResourceMatch::MatchName(n)) if n == *name))
+            .map(|name| ResourceObject {
+                resource: Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string()),
+                connection_details: Vec::new(),
+                ready: xfn_host::protocol::Ready::Unspecified,
+            })
+            .collect();
+        Ok(Resources { items })
+    }
+
+    fn schema(&self, _: &SchemaSelector) -> Result<Schema, String> {
+        Ok(Schema { openapi_v3: Some(r#"{"type":"object"}"#.into()) })
+    }
+}
+
+async fn run(steps: &[Step], context: Option<Value>) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
+    let functions = functions();
+    let pipeline = Pipeline {
+        steps,
+        functions: &functions,
+        resolver: &ConfigMaps(vec!["cm-a"]),
+        call_timeout: None,
+    };
+    pipeline.run(observed(), context.map(|c| c.to_string())).await
+}
+
+fn parse(text: Option<&str>) -> Value {
+    text.map_or(Value::Null, |t| serde_json::from_str(t).expect("valid JSON"))
+}
+
+fn echoed(context: Option<&str>) -> Value {
+    parse(context)["xfn.test/request"].clone()
+}
+
+#[tokio::test]
+async fn each_step_replaces_the_desired_state() {
+    let first = step("first", json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}));
+    let second = step("second", json!({"echo": true, "response": {"desired": {"resources": {"b": {"resource": {"kind": "B"}}}}}}));
+    let out = run(&[first, second], None).await.expect("runs");
+    // The second step saw the first step's desired state...
+    let seen = echoed(out.context.as_deref());
+    assert_eq!(seen["desired"], json!({"resources": {"a": {"resource": {"kind": "A"}}}}));
+    // ...and its own replaced it wholesale.
+    let names: Vec<&str> = out.desired.resources.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["b"]);
+}
+
+#[tokio::test]
+async fn a_step_without_desired_state_empties_it() {
+    let first = step("first", json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}));
+    let second = step("second", json!({"response": {"desired": null}}));
+    let out = run(&[first, second], None).await.expect("runs");
+    assert_eq!(out.desired, State::default());
+}
+
+#[tokio::test]
+async fn every_step_sees_the_same_observed_state() {
+    let first = step("first", json!({"echo": true, "response": {"desired": {"composite": {"resource": {"status": {"x": 1}}}}}}));
+    let out_first = run(std::slice::from_ref(&first), None).await.expect("runs");
+    let second = step("second", json!({"echo": true}));
+    let out = run(&[first, second], None).await.expect("runs");
+    let xr = json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}});
+    assert_eq!(echoed(out_first.context.as_deref())["observed"]["composite"]["resource"], xr);
+    assert_eq!(echoed(out.context.as_deref())["observed"]["composite"]["resource"], xr);
+}
+
+#[tokio::test]
+async fn context_flows_from_step_to_step_and_is_replaced() {
+    let first = step("first", json!({"response": {"context": {"from": "first"}}}));
+    let second = step("second", json!({"echo": true}));
+    let out = run(&[first, second], Some(json!({"from": "cli"}))).await.expect("runs");
+    assert_eq!(echoed(out.context.as_deref())["context"], json!({"from": "first"}));
+}
+
+#[tokio::test]
+async fn a_step_without_context_drops_it() {
+    let first = step("first", json!({"response": {"context": null}}));
+    let second = step("second", json!({"echo": true}));
+    let out = run(&[first, second], Some(json!({"from": "cli"}))).await.expect("runs");
+    assert_eq!(echoed(out.context.as_deref()).get("context"), None);
+}
+
+#[tokio::test]
+async fn the_first_step_gets_the_initial_context_and_an_empty_desired_state() {
+    let out = run(&[step("only", json!({"echo": true}))], Some(json!({"k": "v"}))).await.expect("runs");
+    let seen = echoed(out.context.as_deref());
+    assert_eq!(seen["context"], json!({"k": "v"}));
+    assert_eq!(seen["desired"], json!({}));
+    assert_eq!(seen["meta"]["capabilities"].as_array().map(Vec::len), Some(5));
+}
+
+#[tokio::test]
+async fn a_fatal_result_stops_the_pipeline_at_once() {
+    let first = step("first", json!({"response": {"results": [
+        {"severity": "SEVERITY_NORMAL", "message": "fine"},
+        {"severity": "SEVERITY_FATAL", "message": "boom"}
+    ]}}));
+    // Were the second step called, it would trap.
+    let second = step("second", json!({"fault": "trap"}));
+    let err = run(&[first, second], None).await.expect_err("fatal");
+    assert_eq!(err.to_string(), r#"pipeline step "first" returned a fatal result: boom"#);
+}
+
+#[tokio::test]
+async fn a_fatal_result_keeps_the_requirements_for_the_caller() {
+    let first = step("first", json!({"response": {
+        "requirements": {"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "missing"}}},
+        "results": [{"severity": "SEVERITY_FATAL", "message": "need cm"}]
+    }}));
+    match run(&[first], None).await {
+        Err(PipelineError::Fatal { step, requirements, .. }) => {
+            assert_eq!(step, "first");
+            assert_eq!(requirements.len(), 1);
+            assert_eq!(requirements[0].1.resources[0].0, "cm");
+        }
+        other => panic!("want a fatal error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn results_and_conditions_are_collected_in_pipeline_order() {
+    let first = step("first", json!({"response": {
+        "results": [{"severity": "SEVERITY_NORMAL", "message": "one"}],
+        "conditions": [{"type": "A", "status": "STATUS_CONDITION_TRUE", "reason": "R"}]
+    }}));
+    let second = step("second", json!({"response": {
+        "results": [{"severity": "SEVERITY_WARNING", "message": "two"}],
+        "conditions": [{"type": "B", "status": "STATUS_CONDITION_FALSE", "reason": "S"}]
+    }}));
+    let out = run(&[first, second], None).await.expect("runs");
+    let results: Vec<(&str, Severity, &str)> = out
+        .results
+        .iter()
+        .map(|r| (r.step.as_str(), r.result.severity, r.result.message.as_str()))
+        .collect();
+    assert_eq!(results, [("first", Severity::Normal, "one"), ("second", Severity::Warning, "two")]);
+    let conditions: Vec<&str> = out.conditions.iter().map(|c| c.type_.as_str()).collect();
+    assert_eq!(conditions, ["A", "B"]);
+}
+
+#[tokio::test]
+async fn requirements_are_resolved_and_the_step_called_until_they_are_stable() {
+    let requirement = json!({"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "cm-a"}}});
+    let first = step("first", json!({
+        "count": true,
+        "echo": true,
+        "response": {"requirements": requirement},
+        "afterRequirements": {"requirements": requirement, "desired": {"resources": {"got": {"resource": {"kind": "Got"}}}}}
+    }));
+    let out = run(&[first], None).await.expect("runs");
+    let context = parse(out.context.as_deref());
+    // Two calls: the first asked, the second got the resource and asked the same.
+    assert_eq!(context["xfn.test/calls"], json!(2));
+    let seen = &context["xfn.test/request"];
+    assert_eq!(seen["requiredResources"]["cm"]["items"][0]["resource"]["metadata"]["name"], json!("cm-a"));
+    // The context returned by the first call was fed back to the second.
+    assert_eq!(seen["context"]["xfn.test/calls"], json!(1));
+    assert_eq!(out.desired.resources[0].0, "got");
+}
+
+#[tokio::test]
+async fn a_requirement_that_matches_nothing_resolves_empty() {
+    let requirement = json!({"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "nope"}}});
+    let first = step("first", json!({"echo": true, "response": {"requirements": requirement}}));
+    let out = run(&[first], None).await.expect("runs");
+    let seen = echoed(out.context.as_deref());
+    assert_eq!(seen["requiredResources"], json!({"cm": {}}), "resolved, but empty");
+}
+
+#[tokio::test]
+async fn requirements_that_never_stabilize_fail_after_six_calls() {
+    let first = step("first", json!({"count": true, "unstable": true}));
+    let err = run(&[first], None).await.expect_err("unstable");
+    assert_eq!(
+        err.to_string(),
+        "cannot run pipeline step \"first\": requirements didn't stabilize after the maximum number of iterations (5)"
+    );
+}
+
+#[tokio::test]
+async fn a_step_without_requirements_is_called_once() {
+    let out = run(&[step("first", json!({"count": true}))], None).await.expect("runs");
+    assert_eq!(parse(out.context.as_deref())["xfn.test/calls"], json!(1));
+}
+
+#[tokio::test]
+async fn bootstrap_requirements_are_resolved_before_the_first_call() {
+    let mut first = step("first", json!({"count": true, "echo": true}));
+    first.required_resources = vec![(
+        "boot".into(),
+        ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            match_: Some(ResourceMatch::MatchName("cm-a".into())),
+            namespace: None,
+        },
+    )];
+    first.required_schemas = vec![("s".into(), SchemaSelector { api_version: "v1".into(), kind: "ConfigMap".into() })];
+    let out = run(&[first], None).await.expect("runs");
+    let context = parse(out.context.as_deref());
+    assert_eq!(context["xfn.test/calls"], json!(1));
+    let seen = &context["xfn.test/request"];
+    assert_eq!(seen["requiredResources"]["boot"]["items"][0]["resource"]["metadata"]["name"], json!("cm-a"));
+    assert_eq!(seen["requiredSchemas"]["s"]["openapiV3"], json!({"type": "object"}));
+}
+
+#[tokio::test]
+async fn an_unknown_function_is_an_error_naming_the_step() {
+    let mut first = step("first", json!({}));
+    first.function = "function-missing".into();
+    let err = run(&[first], None).await.expect_err("unknown");
+    assert_eq!(
+        err.to_string(),
+        "cannot run pipeline step \"first\": unknown Function \"function-missing\" - does it exist in your Functions file?"
+    );
+}
+
+#[tokio::test]
+async fn a_call_error_names_the_step_and_the_function() {
+    let err = run(&[step("first", json!({"fault": "error"}))], None).await.expect_err("fails");
+    assert_eq!(err.to_string(), "cannot run pipeline step \"first\": function \"scripted\" failed: scripted error");
+}
+
+#[tokio::test]
+async fn the_smallest_non_zero_ttl_wins() {
+    let first = step("first", json!({"response": {"meta": {"ttl": "30s"}}}));
+    let second = step("second", json!({"response": {"meta": {"ttl": "0s"}}}));
+    let third = step("third", json!({}));
+    let out = run(&[first, second, third], None).await.expect("runs");
+    assert_eq!(out.ttl, Some(std::time::Duration::from_secs(30)));
+}
