@@ -13,6 +13,7 @@ mod error;
 mod function;
 pub mod pipeline;
 pub mod protocol;
+pub mod render;
 mod sandbox;
 mod validate;
 mod wasm;

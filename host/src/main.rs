@@ -1,1 +1,51 @@
-fn main() {}
+//! The `xfn` command: Crossplane composition functions as wasm components.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Run Crossplane composition functions as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "xfn", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Render an XR with a Composition's function pipeline (a Docker-free `crossplane render`).
+    Render(cli::render::RenderArgs),
+    /// Check a Composition's pipeline.
+    Validate(cli::validate::ValidateArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("XFN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Render(args) => runtime().and_then(|rt| rt.block_on(cli::render::run(args))),
+        Command::Validate(args) => cli::validate::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xfn: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

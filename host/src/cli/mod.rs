@@ -1,0 +1,4 @@
+//! The `xfn` command line: one module per subcommand.
+
+pub mod render;
+pub mod validate;

@@ -1,0 +1,117 @@
+//! `xfn validate`: Crossplane's integrity checks for a Composition's pipeline.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::Value;
+use xfn_host::render::{load, validate};
+
+/// Check a Composition's pipeline: it has steps, step names are unique, and
+/// every function it references exists.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// A YAML file specifying the Composition.
+    pub composition: PathBuf,
+    /// A YAML file or directory of YAML files specifying the Functions it may use.
+    pub functions: Option<PathBuf>,
+}
+
+/// Runs `xfn validate`; prints what is wrong, one line each.
+pub fn run(args: ValidateArgs) -> Result<()> {
+    let composition = load::read_one(&args.composition).with_context(|| {
+        format!(
+            "cannot load Composition from {:?}",
+            args.composition.display().to_string()
+        )
+    })?;
+    validate::is_composition(&composition).map_err(anyhow::Error::msg)?;
+    let known = match &args.functions {
+        Some(path) => {
+            let functions = load::read_stream(path).with_context(|| {
+                format!(
+                    "cannot load functions from {:?}",
+                    path.display().to_string()
+                )
+            })?;
+            functions
+                .iter()
+                .try_for_each(validate::is_function)
+                .map_err(anyhow::Error::msg)?;
+            Some(
+                functions
+                    .iter()
+                    .map(|f| {
+                        f.pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned()
+                    })
+                    .collect(),
+            )
+        }
+        None => None,
+    };
+    let problems = pipeline_problems(&composition, known.as_ref());
+    if problems.is_empty() {
+        println!(
+            "Composition {:?} is valid",
+            composition
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        );
+        return Ok(());
+    }
+    bail!("Composition is invalid:\n{}", problems.join("\n"))
+}
+
+/// What is wrong with a Composition's pipeline, one message each.
+pub fn pipeline_problems(composition: &Value, known: Option<&HashSet<String>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mode = composition
+        .pointer("/spec/mode")
+        .and_then(Value::as_str)
+        .unwrap_or("Pipeline");
+    if mode != "Pipeline" {
+        problems.push(format!(
+            "spec.mode: Unsupported value: {mode:?}: supported values: \"Pipeline\""
+        ));
+        return problems;
+    }
+    let steps = composition
+        .pointer("/spec/pipeline")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if steps.is_empty() {
+        problems.push("spec.pipeline: Required value: an empty pipeline is invalid".to_owned());
+    }
+    let mut seen = HashSet::new();
+    for (i, step) in steps.iter().enumerate() {
+        let name = step.get("step").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            problems.push(format!("spec.pipeline[{i}].step: Required value"));
+        } else if !seen.insert(name) {
+            problems.push(format!(
+                "spec.pipeline[{i}].step: Duplicate value: {name:?}"
+            ));
+        }
+        let function = step
+            .pointer("/functionRef/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if function.is_empty() {
+            problems.push(format!(
+                "spec.pipeline[{i}].functionRef.name: Required value"
+            ));
+        } else if let Some(known) = known
+            && !known.contains(function)
+        {
+            problems.push(format!(
+                "spec.pipeline[{i}].functionRef.name: Not found: {function:?}"
+            ));
+        }
+    }
+    problems
+}

@@ -1,0 +1,143 @@
+//! `xfn render`: a Docker-free `crossplane render` whose output matches
+//! classic `crossplane render` (CLI v1.15 to v2.2) byte for byte.
+//!
+//! [`render`] runs a Composition's pipeline for an XR and builds the
+//! documents to print; [`Outputs::to_yaml`] prints them.
+
+mod fetch;
+pub mod load;
+mod object;
+mod output;
+mod runtimes;
+mod steps;
+pub mod validate;
+pub mod xrd;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use fetch::FileResolver;
+pub use output::{CONDITION_TIME, Outputs};
+pub use runtimes::{DEVELOPMENT_TARGET, RUNTIME, WASM_MODULE};
+
+use crate::WasmRuntime;
+use crate::pipeline::{Pipeline, PipelineError};
+use crate::protocol::{ResourceObject, State};
+
+/// Why render failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// The inputs don't fit together (classic render's pre-flight checks).
+    #[error("{0}")]
+    Invalid(String),
+    /// A Function's runtime could not be started.
+    #[error("cannot render composite resource: cannot start function runtimes: {0}")]
+    Runtime(String),
+    /// The pipeline failed.
+    #[error("cannot render composite resource: {0}")]
+    Pipeline(#[from] PipelineError),
+    /// The pipeline's output could not be turned into documents.
+    #[error("cannot render composite resource: {0}")]
+    Output(String),
+    /// Render took longer than its timeout.
+    #[error("cannot render composite resource: timed out after {0:?}")]
+    Timeout(Duration),
+}
+
+/// Everything render works from.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    /// The composite resource (XR).
+    pub composite: Value,
+    /// The Composition (`mode: Pipeline`).
+    pub composition: Value,
+    /// The Functions the pipeline uses.
+    pub functions: Vec<Value>,
+    /// Observed composed resources.
+    pub observed: Vec<Value>,
+    /// Resources functions may require (required and extra resources).
+    pub required_resources: Vec<Value>,
+    /// OpenAPI v3 documents functions may require schemas from.
+    pub required_schemas: Vec<Value>,
+    /// Secrets for function credentials.
+    pub credentials: Vec<Value>,
+    /// The initial pipeline context.
+    pub context: serde_json::Map<String, Value>,
+    /// Deadline of the whole render.
+    pub timeout: Duration,
+}
+
+/// Runs the Composition's pipeline for the XR and builds what to print.
+pub async fn render(inputs: &Inputs, wasm: &WasmRuntime) -> Result<Outputs, RenderError> {
+    let timeout = inputs.timeout;
+    tokio::time::timeout(timeout, run(inputs, wasm))
+        .await
+        .map_err(|_| RenderError::Timeout(timeout))?
+}
+
+async fn run(inputs: &Inputs, wasm: &WasmRuntime) -> Result<Outputs, RenderError> {
+    let functions = runtimes::start(&inputs.functions, wasm).await?;
+    let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    let resolver = FileResolver::new(
+        inputs.required_resources.clone(),
+        inputs.required_schemas.clone(),
+    );
+
+    let observed: BTreeMap<String, Value> = inputs
+        .observed
+        .iter()
+        .map(|o| {
+            let key = object::value_at(
+                o,
+                &["metadata", "annotations", output::COMPOSITION_RESOURCE_NAME],
+            )
+            .and_then(Value::as_str)
+            .unwrap_or("");
+            (key.to_owned(), o.clone())
+        })
+        .collect();
+    let observed_state = State {
+        composite: Some(as_resource(&inputs.composite)),
+        resources: observed
+            .iter()
+            .map(|(k, v)| (k.clone(), as_resource(v)))
+            .collect(),
+    };
+    let context = Value::Object(inputs.context.clone()).to_string();
+
+    let pipeline = Pipeline {
+        steps: &steps,
+        functions: &functions,
+        resolver: &resolver,
+        call_timeout: Some(inputs.timeout),
+    };
+    let out = pipeline.run(observed_state, Some(context)).await?;
+    output::build(&inputs.composite, &observed, out)
+}
+
+fn as_resource(object: &Value) -> ResourceObject {
+    ResourceObject {
+        resource: Some(object.to_string()),
+        connection_details: Vec::new(),
+        ready: crate::protocol::Ready::Unspecified,
+    }
+}
+
+impl Outputs {
+    /// The YAML stream render prints: the XR, the composed resources, then
+    /// results and the context if asked for.
+    pub fn to_yaml(&self, include_results: bool, include_context: bool) -> String {
+        let null = Value::Null;
+        let mut docs: Vec<&Value> = vec![&self.composite];
+        docs.extend(&self.composed);
+        if include_results {
+            docs.extend(&self.results);
+        }
+        if include_context {
+            docs.push(self.context.as_ref().unwrap_or(&null));
+        }
+        xfn_yaml::to_yaml_stream(docs)
+    }
+}

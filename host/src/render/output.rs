@@ -1,0 +1,378 @@
+//! Turns a pipeline's output into the documents classic `crossplane render`
+//! prints: the XR, the composed resources, results and the context.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::RenderError;
+use super::object::{ensure_object, name, object_at, set_metadata_str, str_at, value_at};
+use crate::pipeline::PipelineOutput;
+use crate::protocol::{Condition, ConditionStatus, Ready};
+
+/// Annotation naming a composed resource's entry in the desired state.
+pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+const COMPOSITE_LABEL: &str = "crossplane.io/composite";
+const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
+const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
+
+/// The fixed `lastTransitionTime` render gives every condition it sets.
+pub const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";
+
+/// Condition types functions may not set.
+const SYSTEM_CONDITION_TYPES: [&str; 5] = ["Ready", "Synced", "Healthy", "UpToDate", "Responsive"];
+
+/// What render prints, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outputs {
+    /// The XR.
+    pub composite: Value,
+    /// Composed resources, sorted by composition resource name.
+    pub composed: Vec<Value>,
+    /// `Result` documents of non-fatal results.
+    pub results: Vec<Value>,
+    /// The `Context` document, if the last step returned a context.
+    pub context: Option<Value>,
+}
+
+/// Builds the outputs of a pipeline run for `xr`, given the observed
+/// composed resources by name.
+pub fn build(
+    xr: &Value,
+    observed: &BTreeMap<String, Value>,
+    out: PipelineOutput,
+) -> Result<Outputs, RenderError> {
+    let mut unready = Vec::new();
+    let mut composed = Vec::new();
+    // The desired state's resources are sorted by name, and so is the output.
+    let mut desired: Vec<_> = out.desired.resources.into_iter().collect();
+    desired.sort_by(|a, b| a.0.cmp(&b.0));
+    for (resource_name, resource) in desired {
+        if resource.ready != Ready::True {
+            unready.push(resource_name.clone());
+        }
+        let mut object = parse_object(resource.resource.as_deref()).map_err(|e| {
+            RenderError::Output(format!(
+                "cannot unmarshal desired composed resource {resource_name:?}: {e}"
+            ))
+        })?;
+        if let Some(existing) = observed.get(&resource_name) {
+            for key in ["namespace", "name", "generateName"] {
+                set_metadata_str(&mut object, key, str_at(existing, &["metadata", key]));
+            }
+        }
+        set_composed_metadata(&mut object, xr, &resource_name)?;
+        composed.push(object);
+    }
+
+    let composite_state = out.desired.composite;
+    let mut composite = parse_object(composite_state.as_ref().and_then(|c| c.resource.as_deref()))
+        .map_err(|e| {
+            RenderError::Output(format!("cannot render desired composite resource: {e}"))
+        })?;
+    let map = ensure_object(&mut composite);
+    map.insert("apiVersion".into(), json!(str_at(xr, &["apiVersion"])));
+    map.insert("kind".into(), json!(str_at(xr, &["kind"])));
+    set_metadata_str(&mut composite, "name", name(xr));
+    set_metadata_str(
+        &mut composite,
+        "namespace",
+        str_at(xr, &["metadata", "namespace"]),
+    );
+
+    let composite_ready = composite_state.map_or(Ready::Unspecified, |c| c.ready);
+    let ready = match composite_ready {
+        Ready::False => condition("Ready", "False", "Creating", ""),
+        Ready::Unspecified if !unready.is_empty() => condition(
+            "Ready",
+            "False",
+            "Creating",
+            &format!("Unready resources: {}", stable_n_and_some_more(3, unready)),
+        ),
+        _ => condition("Ready", "True", "Available", ""),
+    };
+    let mut conditions = vec![ready];
+    conditions.extend(
+        out.conditions
+            .iter()
+            .filter(|c| !SYSTEM_CONDITION_TYPES.contains(&c.type_.as_str()))
+            .map(function_condition),
+    );
+    set_conditions(&mut composite, &conditions);
+
+    let results = out
+        .results
+        .iter()
+        .map(|r| {
+            json!({
+                "apiVersion": "render.crossplane.io/v1beta1",
+                "kind": "Result",
+                "step": r.step,
+                "severity": r.result.severity.proto_name(),
+                "message": r.result.message,
+            })
+        })
+        .collect();
+    let context = match out.context {
+        Some(text) => {
+            let fields = parse_object(Some(&text))
+                .map_err(|e| RenderError::Output(format!("cannot render context: {e}")))?;
+            Some(
+                json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Context", "fields": fields}),
+            )
+        }
+        None => None,
+    };
+    Ok(Outputs {
+        composite,
+        composed,
+        results,
+        context,
+    })
+}
+
+fn parse_object(text: Option<&str>) -> Result<Value, String> {
+    match text {
+        None => Ok(Value::Object(Map::new())),
+        Some(text) => serde_json::from_str::<Map<String, Value>>(text)
+            .map(Value::Object)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Sets the metadata Crossplane derives from the XR on a composed resource:
+/// generateName, namespace, the composition-resource-name annotation, the
+/// composite and claim labels, and the controller reference.
+pub fn set_composed_metadata(
+    object: &mut Value,
+    xr: &Value,
+    resource_name: &str,
+) -> Result<(), RenderError> {
+    let xr_labels = value_at(xr, &["metadata", "labels"]);
+    let label = |key: &str| {
+        xr_labels
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let prefix = match label(COMPOSITE_LABEL) {
+        "" => name(xr),
+        root => root,
+    };
+    if str_at(object, &["metadata", "name"]).is_empty()
+        && str_at(object, &["metadata", "generateName"]).is_empty()
+    {
+        set_metadata_str(object, "generateName", &format!("{prefix}-"));
+    }
+    let xr_namespace = str_at(xr, &["metadata", "namespace"]);
+    if !xr_namespace.is_empty() {
+        set_metadata_str(object, "namespace", xr_namespace);
+    }
+    object_at(object, &["metadata", "annotations"])
+        .insert(COMPOSITION_RESOURCE_NAME.into(), json!(resource_name));
+    let labels = object_at(object, &["metadata", "labels"]);
+    labels.insert(COMPOSITE_LABEL.into(), json!(prefix));
+    let (claim_name, claim_namespace) = (label(CLAIM_NAME_LABEL), label(CLAIM_NAMESPACE_LABEL));
+    if !claim_name.is_empty() && !claim_namespace.is_empty() {
+        labels.insert(CLAIM_NAMESPACE_LABEL.into(), json!(claim_namespace));
+        labels.insert(CLAIM_NAME_LABEL.into(), json!(claim_name));
+    }
+
+    let owner = json!({
+        "apiVersion": str_at(xr, &["apiVersion"]),
+        "kind": str_at(xr, &["kind"]),
+        "name": name(xr),
+        "uid": str_at(xr, &["metadata", "uid"]),
+        "controller": true,
+        "blockOwnerDeletion": true,
+    });
+    let metadata = object_at(object, &["metadata"]);
+    let refs = metadata
+        .entry("ownerReferences")
+        .or_insert_with(|| json!([]));
+    if !refs.is_array() {
+        *refs = json!([]);
+    }
+    let Value::Array(refs) = refs else {
+        unreachable!("just made a list")
+    };
+    let uid = str_at(&owner, &["uid"]).to_owned();
+    if let Some(other) = refs
+        .iter()
+        .find(|r| r.get("controller") == Some(&json!(true)) && str_at(r, &["uid"]) != uid)
+    {
+        return Err(RenderError::Output(format!(
+            "cannot render composed resource {resource_name:?} metadata: cannot set composite resource {:?} as controller ref of composed resource: {:?} is already controlled by {} {} (UID {})",
+            name(xr),
+            resource_name,
+            str_at(other, &["kind"]),
+            str_at(other, &["name"]),
+            str_at(other, &["uid"]),
+        )));
+    }
+    refs.retain(|r| str_at(r, &["uid"]) != uid);
+    refs.push(owner);
+    Ok(())
+}
+
+fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+    let mut c = json!({"type": kind, "status": status, "reason": reason, "lastTransitionTime": CONDITION_TIME});
+    if !message.is_empty() {
+        c["message"] = json!(message);
+    }
+    c
+}
+
+fn function_condition(c: &Condition) -> Value {
+    let status = match c.status {
+        ConditionStatus::True => "True",
+        ConditionStatus::False => "False",
+        ConditionStatus::Unknown | ConditionStatus::Unspecified => "Unknown",
+    };
+    condition(
+        &c.type_,
+        status,
+        &c.reason,
+        c.message.as_deref().unwrap_or(""),
+    )
+}
+
+/// crossplane-runtime's `SetConditions` on `status.conditions`: a condition
+/// replaces the one of the same type unless they are equal (time aside),
+/// else it is appended. Existing conditions are rewritten in their typed
+/// form (unknown fields dropped, empty message omitted).
+fn set_conditions(xr: &mut Value, new: &[Value]) {
+    let mut conditions: Vec<Value> = value_at(xr, &["status", "conditions"])
+        .and_then(Value::as_array)
+        .filter(|all| all.iter().all(Value::is_object))
+        .map(|all| all.iter().map(typed_condition).collect())
+        .unwrap_or_default();
+    for c in new {
+        let mut exists = false;
+        for existing in conditions.iter_mut() {
+            if existing["type"] != c["type"] {
+                continue;
+            }
+            exists = true;
+            if !equal_conditions(existing, c) {
+                *existing = c.clone();
+            }
+        }
+        if !exists {
+            conditions.push(c.clone());
+        }
+    }
+    object_at(xr, &["status"]).insert("conditions".into(), Value::Array(conditions));
+}
+
+fn typed_condition(c: &Value) -> Value {
+    let text = |key: &str| c.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+    let mut typed = json!({
+        "type": text("type"),
+        "status": text("status"),
+        "reason": text("reason"),
+        "lastTransitionTime": c.get("lastTransitionTime").filter(|t| t.is_string()).cloned().unwrap_or(Value::Null),
+    });
+    if !text("message").is_empty() {
+        typed["message"] = json!(text("message"));
+    }
+    if let Some(generation) = c
+        .get("observedGeneration")
+        .and_then(Value::as_i64)
+        .filter(|g| *g != 0)
+    {
+        typed["observedGeneration"] = json!(generation);
+    }
+    typed
+}
+
+fn equal_conditions(a: &Value, b: &Value) -> bool {
+    ["type", "status", "reason", "message", "observedGeneration"]
+        .iter()
+        .all(|k| a.get(k) == b.get(k))
+}
+
+/// crossplane-runtime's `StableNAndSomeMore`: the first `n` sorted names,
+/// then how many more.
+pub fn stable_n_and_some_more(n: usize, mut names: Vec<String>) -> String {
+    names.sort();
+    match names.len() {
+        0 => String::new(),
+        len if len <= n && len <= 2 => names.join(", "),
+        len if len <= n => format!("{}, and {}", names[..len - 1].join(", "), names[len - 1]),
+        len => format!("{}, and {} more", names[..n].join(", "), len - n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_listed_like_crossplane_runtime_does() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(stable_n_and_some_more(3, names(&["b"])), "b");
+        assert_eq!(stable_n_and_some_more(3, names(&["b", "a"])), "a, b");
+        assert_eq!(
+            stable_n_and_some_more(3, names(&["c", "b", "a"])),
+            "a, b, and c"
+        );
+        assert_eq!(
+            stable_n_and_some_more(3, names(&["e", "d", "c", "b", "a"])),
+            "a, b, c, and 2 more"
+        );
+    }
+
+    #[test]
+    fn composed_metadata_follows_the_xr() {
+        let xr = json!({"apiVersion": "example.org/v1", "kind": "XR",
+            "metadata": {"name": "child", "namespace": "ns", "labels": {
+                "crossplane.io/composite": "root", "crossplane.io/claim-name": "c", "crossplane.io/claim-namespace": "cns"}}});
+        let mut object = json!({"apiVersion": "v1", "kind": "ConfigMap"});
+        set_composed_metadata(&mut object, &xr, "cm").expect("sets");
+        assert_eq!(
+            object["metadata"],
+            json!({
+                "generateName": "root-", "namespace": "ns",
+                "annotations": {"crossplane.io/composition-resource-name": "cm"},
+                "labels": {"crossplane.io/composite": "root", "crossplane.io/claim-name": "c", "crossplane.io/claim-namespace": "cns"},
+                "ownerReferences": [{"apiVersion": "example.org/v1", "kind": "XR", "name": "child", "uid": "",
+                                     "controller": true, "blockOwnerDeletion": true}]
+            })
+        );
+    }
+
+    #[test]
+    fn a_resource_controlled_by_another_owner_is_an_error() {
+        let xr = json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}});
+        let mut object = json!({"metadata": {"ownerReferences": [{"kind": "Other", "name": "o", "uid": "1", "controller": true}]}});
+        let err = set_composed_metadata(&mut object, &xr, "r").expect_err("controlled elsewhere");
+        assert!(
+            err.to_string()
+                .contains("is already controlled by Other o (UID 1)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn conditions_replace_by_type_and_keep_equal_ones() {
+        let mut xr = json!({"status": {"conditions": [
+            {"type": "Ready", "status": "False", "reason": "Creating", "lastTransitionTime": "2020-01-01T00:00:00Z", "extra": 1},
+            {"type": "Custom", "status": "True", "reason": "Fine"}
+        ]}});
+        set_conditions(
+            &mut xr,
+            &[
+                condition("Ready", "True", "Available", ""),
+                condition("Custom", "True", "Fine", ""),
+            ],
+        );
+        assert_eq!(
+            xr["status"]["conditions"],
+            json!([
+                {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": CONDITION_TIME},
+                {"type": "Custom", "status": "True", "reason": "Fine", "lastTransitionTime": null}
+            ])
+        );
+    }
+}

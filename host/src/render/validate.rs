@@ -1,0 +1,145 @@
+//! The pre-flight checks of `crossplane render`, with its error texts.
+
+use serde_json::Value;
+
+use super::RenderError;
+use super::object::{name, str_at, value_at};
+
+/// Checks that the Composition fits the XR and is a pipeline.
+pub fn composition_fits(xr: &Value, composition: &Value) -> Result<(), RenderError> {
+    let (want_kind, xr_kind) = (
+        str_at(composition, &["spec", "compositeTypeRef", "kind"]),
+        str_at(xr, &["kind"]),
+    );
+    if want_kind != xr_kind {
+        return Err(RenderError::Invalid(format!(
+            "composition's compositeTypeRef.kind ({want_kind}) does not match XR's kind ({xr_kind})"
+        )));
+    }
+    let want_api = str_at(composition, &["spec", "compositeTypeRef", "apiVersion"]);
+    let xr_api = str_at(xr, &["apiVersion"]);
+    if want_api != xr_api {
+        return Err(RenderError::Invalid(format!(
+            "composition's compositeTypeRef.apiVersion ({want_api}) does not match XR's apiVersion ({xr_api})"
+        )));
+    }
+    let selector = value_at(
+        xr,
+        &["spec", "crossplane", "compositionSelector", "matchLabels"],
+    )
+    .or_else(|| value_at(xr, &["spec", "compositionSelector", "matchLabels"]))
+    .and_then(Value::as_object);
+    for (key, want) in selector.into_iter().flatten() {
+        let want = want.as_str().unwrap_or_default();
+        match value_at(composition, &["metadata", "labels", key]).and_then(Value::as_str) {
+            None => {
+                return Err(RenderError::Invalid(format!(
+                    "composition {:?} is missing required label {key:?}",
+                    name(composition)
+                )));
+            }
+            Some(got) if got != want => {
+                return Err(RenderError::Invalid(format!(
+                    "composition {:?} has incorrect value for label {key:?}: want {want:?}, got {got:?}",
+                    name(composition)
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Whether the Composition uses `mode: Pipeline` (literally; no defaulting).
+pub fn is_pipeline(composition: &Value) -> bool {
+    str_at(composition, &["spec", "mode"]) == "Pipeline"
+}
+
+/// The error for a Composition that is not a pipeline.
+pub fn not_a_pipeline(composition: &Value) -> RenderError {
+    RenderError::Invalid(format!(
+        "render only supports Composition Function pipelines: Composition {:?} must use spec.mode: Pipeline",
+        name(composition)
+    ))
+}
+
+/// Checks that an object is a Composition.
+pub fn is_composition(object: &Value) -> Result<(), String> {
+    let (api, kind) = (str_at(object, &["apiVersion"]), str_at(object, &["kind"]));
+    if api == "apiextensions.crossplane.io/v1" && kind == "Composition" {
+        Ok(())
+    } else {
+        Err(format!("not a composition: {kind}/{}", name(object)))
+    }
+}
+
+/// Checks that an object is a Function (`pkg.crossplane.io/v1` or `v1beta1`).
+pub fn is_function(object: &Value) -> Result<(), String> {
+    let (api, kind) = (str_at(object, &["apiVersion"]), str_at(object, &["kind"]));
+    if matches!(api, "pkg.crossplane.io/v1" | "pkg.crossplane.io/v1beta1") && kind == "Function" {
+        Ok(())
+    } else {
+        Err(format!("not a function: {kind}/{}", name(object)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn composition(labels: Value) -> Value {
+        json!({"metadata": {"name": "c", "labels": labels},
+               "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XR"}, "mode": "Pipeline"}})
+    }
+
+    #[test]
+    fn kind_and_api_version_must_match() {
+        let xr = json!({"apiVersion": "example.org/v1", "kind": "Other"});
+        let err = composition_fits(&xr, &composition(json!({}))).expect_err("kind");
+        assert_eq!(
+            err.to_string(),
+            "composition's compositeTypeRef.kind (XR) does not match XR's kind (Other)"
+        );
+        let xr = json!({"apiVersion": "example.org/v2", "kind": "XR"});
+        let err = composition_fits(&xr, &composition(json!({}))).expect_err("api");
+        assert_eq!(
+            err.to_string(),
+            "composition's compositeTypeRef.apiVersion (example.org/v1) does not match XR's apiVersion (example.org/v2)"
+        );
+    }
+
+    #[test]
+    fn selector_labels_must_be_on_the_composition() {
+        let xr = json!({"apiVersion": "example.org/v1", "kind": "XR",
+                        "spec": {"crossplane": {"compositionSelector": {"matchLabels": {"tier": "gold"}}}}});
+        let err = composition_fits(&xr, &composition(json!({}))).expect_err("missing");
+        assert_eq!(
+            err.to_string(),
+            r#"composition "c" is missing required label "tier""#
+        );
+        let err =
+            composition_fits(&xr, &composition(json!({"tier": "silver"}))).expect_err("wrong");
+        assert_eq!(
+            err.to_string(),
+            r#"composition "c" has incorrect value for label "tier": want "gold", got "silver""#
+        );
+        composition_fits(&xr, &composition(json!({"tier": "gold"}))).expect("matches");
+    }
+
+    #[test]
+    fn functions_and_compositions_are_recognised_by_kind() {
+        assert!(
+            is_function(&json!({"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "Function"}))
+                .is_ok()
+        );
+        let err = is_function(
+            &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        );
+        assert_eq!(err, Err("not a function: ConfigMap/x".into()));
+        assert_eq!(
+            is_composition(&json!({"kind": "XR", "metadata": {"name": "y"}})),
+            Err("not a composition: XR/y".into())
+        );
+    }
+}
