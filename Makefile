@@ -46,7 +46,11 @@ render: build
 
 ## Tests -------------------------------------------------------------------
 
-test: wasm venv
+# System packages some tests need (a real OCI registry, skopeo), if missing.
+deps:
+	@if [ -x tests/registry/install.sh ]; then tests/registry/install.sh; fi
+
+test: wasm venv deps
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		$(CARGO) test --workspace --all-targets
 

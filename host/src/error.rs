@@ -17,15 +17,14 @@ pub enum Error {
         reason: String,
     },
     /// A file could not be read or written.
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}: {error}")]
     Io {
         /// What was being done, e.g. "cannot read".
         action: &'static str,
         /// The file.
         path: std::path::PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
 }
 

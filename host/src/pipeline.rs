@@ -115,13 +115,12 @@ pub enum PipelineError {
         function: String,
     },
     /// A call failed.
-    #[error("cannot run pipeline step {step:?}: {source}")]
+    #[error("cannot run pipeline step {step:?}: {error}")]
     Call {
         /// The step.
         step: String,
         /// Why the call failed.
-        #[source]
-        source: crate::CallError,
+        error: crate::CallError,
     },
     /// A requirement could not be resolved.
     #[error(
@@ -260,9 +259,9 @@ impl Pipeline<'_> {
             let response = function
                 .call(request.clone(), self.call_timeout)
                 .await
-                .map_err(|source| PipelineError::Call {
+                .map_err(|error| PipelineError::Call {
                     step: step.name.clone(),
-                    source,
+                    error,
                 })?;
             if response.fatal_result().is_some() {
                 return Ok(response);

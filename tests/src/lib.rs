@@ -11,7 +11,9 @@ use xfn_host::{HostConfig, HostEngine, WasmFunction, WasmRuntime};
 pub fn wasm_dir() -> PathBuf {
     std::env::var_os("XFN_WASM_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/wasm"))
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/wasm")
+        })
 }
 
 /// The bytes of a built component, e.g. `xfn_test_scripted`.
@@ -21,7 +23,10 @@ pub fn wasm_dir() -> PathBuf {
 pub fn component(name: &str) -> Vec<u8> {
     let path = wasm_dir().join(format!("{name}.wasm"));
     std::fs::read(&path).unwrap_or_else(|e| {
-        panic!("cannot read {}: {e}; build the test components with `make wasm`", path.display())
+        panic!(
+            "cannot read {}: {e}; build the test components with `make wasm`",
+            path.display()
+        )
     })
 }
 
@@ -33,5 +38,60 @@ pub fn runtime(config: HostConfig) -> WasmRuntime {
 
 /// Loads component `file` as function `name` on `runtime`.
 pub fn load(runtime: &WasmRuntime, name: &str, file: &str) -> Arc<WasmFunction> {
-    Arc::new(runtime.load(name, &component(file)).expect("load component"))
+    Arc::new(
+        runtime
+            .load(name, &component(file))
+            .expect("load component"),
+    )
+}
+
+/// The `xfn` binary under test: `$XFN_BIN`, else built once with cargo
+/// into the workspace's target directory.
+pub fn xfn_bin() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("XFN_BIN") {
+            return PathBuf::from(bin);
+        }
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .current_dir(&workspace)
+            .args(["build", "--quiet", "-p", "xfn-host", "--bin", "xfn"])
+            .status()
+            .expect("run cargo build for the xfn binary");
+        assert!(status.success(), "cannot build the xfn binary");
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map_or_else(|| workspace.join("target"), PathBuf::from);
+        target.join("debug").join("xfn")
+    })
+    .clone()
+}
+
+/// What a run of `xfn` printed.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit code (-1 if killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `xfn` with `args` in `dir`, with a private compile cache.
+pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
+    let cache = std::env::temp_dir().join(format!("xfn-test-cache-{}", std::process::id()));
+    let output = std::process::Command::new(xfn_bin())
+        .current_dir(dir)
+        .args(args)
+        .env("XFN_CACHE_DIR", cache)
+        .env_remove("XFN_LOG")
+        .output()
+        .expect("run xfn");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
 }

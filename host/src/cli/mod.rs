@@ -1,4 +1,5 @@
 //! The `xfn` command line: one module per subcommand.
 
 pub mod render;
+pub mod serve;
 pub mod validate;

@@ -12,13 +12,12 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The path could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file or directory.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
     /// A directory holds no YAML files.
     #[error("no YAML files found in {0:?} (.yaml or .yml)")]
@@ -37,9 +36,9 @@ pub enum LoadError {
 
 /// Every object in a file, or in the YAML files of a directory.
 pub fn read_stream(path: &Path) -> Result<Vec<Value>, LoadError> {
-    let read_error = |source| LoadError::Read {
+    let read_error = |error| LoadError::Read {
         path: path.to_owned(),
-        source,
+        error,
     };
     let metadata = std::fs::metadata(path).map_err(read_error)?;
     if !metadata.is_dir() {
@@ -82,9 +81,9 @@ pub fn read_one(path: &Path) -> Result<Value, LoadError> {
 
 /// Every non-empty document of one file.
 pub fn read_file(path: &Path) -> Result<Vec<Value>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     parse_stream(&text).map_err(|(line, reason)| LoadError::Parse {
         path: path.to_owned(),

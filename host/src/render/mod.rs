@@ -37,13 +37,19 @@ pub enum RenderError {
     Runtime(String),
     /// The pipeline failed.
     #[error("cannot render composite resource: {0}")]
-    Pipeline(#[from] PipelineError),
+    Pipeline(PipelineError),
     /// The pipeline's output could not be turned into documents.
     #[error("cannot render composite resource: {0}")]
     Output(String),
     /// Render took longer than its timeout.
     #[error("cannot render composite resource: timed out after {0:?}")]
     Timeout(Duration),
+}
+
+impl From<PipelineError> for RenderError {
+    fn from(e: PipelineError) -> Self {
+        RenderError::Pipeline(e)
+    }
 }
 
 /// Everything render works from.

@@ -1,0 +1,284 @@
+//! `xfn push`, `xfn pull` and `xfn inspect`: wasm function packages in OCI
+//! registries (see the `xfn-oci` crate).
+//!
+//! This module depends only on `xfn-oci`, clap, anyhow and serde_json.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde_json::json;
+use xfn_oci::{
+    ComponentInfo, Digest, PullPolicy, PushMetadata, RegistryOptions, component::is_allowed_import,
+};
+
+/// How to reach registries, shared by the OCI subcommands.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RegistryArgs {
+    /// The cache root (blobs/, refs/ and the compile cache's compiled/).
+    /// Default: $XFN_CACHE_DIR, else the user's cache directory + /xfn.
+    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A registry (HOST or HOST:PORT) to reach over plain HTTP. Repeatable.
+    /// Loopback registries fall back to plain HTTP without it.
+    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
+    pub insecure_registries: Vec<String>,
+    /// A PEM file of CA certificates to trust for registries. Repeatable.
+    #[arg(long = "ca-cert", value_name = "PEM")]
+    pub ca_certs: Vec<PathBuf>,
+    /// A Kubernetes Secret YAML of type kubernetes.io/dockerconfigjson with
+    /// registry credentials. Repeatable; tried before the Docker config.
+    #[arg(long = "pull-secret", value_name = "FILE")]
+    pub pull_secrets: Vec<PathBuf>,
+    /// The Docker config.json (or its directory).
+    /// Default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
+    #[arg(long, value_name = "PATH")]
+    pub docker_config: Option<PathBuf>,
+    /// The largest layer to download (bytes, or with a Ki, Mi or Gi suffix).
+    #[arg(long, value_name = "SIZE", default_value = "64Mi", value_parser = xfn_oci::parse_size)]
+    pub max_layer_size: u64,
+}
+
+impl RegistryArgs {
+    /// The library options these flags describe.
+    pub fn options(&self) -> RegistryOptions {
+        let mut options = RegistryOptions::default();
+        if let Some(dir) = &self.cache_dir {
+            options.cache_dir = dir.clone();
+        }
+        options.insecure_registries = self.insecure_registries.clone();
+        options.ca_certs = self.ca_certs.clone();
+        options.pull_secrets = self.pull_secrets.clone();
+        options.docker_config = self.docker_config.clone();
+        options.max_layer_size = self.max_layer_size;
+        options
+    }
+}
+
+/// Publish a wasm component as a CNCF wasm artifact (`xfn push FILE.wasm REF`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PushArgs {
+    /// The component to publish (built for wasm32-wasip2).
+    pub file: PathBuf,
+    /// Where to push it: REGISTRY/REPOSITORY:TAG.
+    pub reference: String,
+    /// The function's name (default: the repository's last segment).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A capability of the function (composition, operation). Repeatable;
+    /// default: composition.
+    #[arg(long = "capability", value_name = "NAME")]
+    pub capabilities: Vec<String>,
+    /// A description of the function.
+    #[arg(long)]
+    pub description: Option<String>,
+    /// An extra manifest annotation. Repeatable.
+    #[arg(long = "annotation", value_name = "KEY=VALUE", value_parser = parse_annotation)]
+    pub annotations: Vec<(String, String)>,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// Fetch a function package into the cache and print its digest (`xfn pull REF`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct PullArgs {
+    /// What to pull: REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST.
+    pub reference: String,
+    /// IfNotPresent, Always or Never.
+    #[arg(long, default_value = "Always")]
+    pub pull_policy: PullPolicy,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// Show what a component imports and exports (`xfn inspect REF|FILE`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct InspectArgs {
+    /// A component file, or a reference to resolve.
+    pub target: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// For a reference: IfNotPresent, Always or Never.
+    #[arg(long, default_value = "IfNotPresent")]
+    pub pull_policy: PullPolicy,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// Runs `xfn push`: prints the pushed manifest's digest.
+pub async fn push(args: PushArgs) -> Result<()> {
+    let wasm = std::fs::read(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let metadata = PushMetadata {
+        name: args.name,
+        capabilities: args.capabilities,
+        description: args.description,
+        annotations: args.annotations.into_iter().collect::<BTreeMap<_, _>>(),
+    };
+    let pushed = xfn_oci::push(wasm, &args.reference, &metadata, &args.registry.options()).await?;
+    eprintln!(
+        "pushed {} ({} component layer {})",
+        pushed.reference,
+        args.file.display(),
+        pushed.wasm_digest
+    );
+    println!("{}", pushed.digest);
+    Ok(())
+}
+
+/// Runs `xfn pull`: prints the resolved manifest's digest.
+pub async fn pull(args: PullArgs) -> Result<()> {
+    let options = args.registry.options();
+    let pulled = xfn_oci::resolve(&args.reference, args.pull_policy, &options).await?;
+    eprintln!(
+        "{} {} ({}, function {} [{}]) -> {}",
+        if pulled.from_cache {
+            "cached"
+        } else {
+            "pulled"
+        },
+        pulled.reference,
+        pulled.layout,
+        pulled.metadata.name,
+        pulled.metadata.capabilities.join(", "),
+        pulled.wasm_path.display()
+    );
+    println!("{}", pulled.digest);
+    Ok(())
+}
+
+/// Runs `xfn inspect`: a file is read directly; anything else is resolved
+/// as a reference (into the cache, per the pull policy).
+pub async fn inspect(args: InspectArgs) -> Result<()> {
+    let path = Path::new(&args.target);
+    let report = if path.is_file() {
+        let wasm =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let info = ComponentInfo::read(&wasm).map_err(|reason| {
+            anyhow::anyhow!("{}: not a usable wasm component: {reason}", path.display())
+        })?;
+        Report {
+            subject: json!({
+                "file": path.display().to_string(),
+                "digest": Digest::of(&wasm).to_string(),
+                "size": wasm.len(),
+            }),
+            info,
+        }
+    } else {
+        let options = args.registry.options();
+        let pulled = xfn_oci::resolve(&args.target, args.pull_policy, &options).await?;
+        Report {
+            subject: json!({
+                "reference": pulled.reference,
+                "digest": pulled.digest.to_string(),
+                "indexDigest": pulled.index_digest.as_ref().map(ToString::to_string),
+                "layout": pulled.layout.to_string(),
+                "component": pulled.wasm_digest.to_string(),
+                "size": pulled.wasm.len(),
+                "function": {
+                    "name": pulled.metadata.name,
+                    "capabilities": pulled.metadata.capabilities,
+                    "description": pulled.metadata.description,
+                },
+            }),
+            info: pulled.component,
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// What `inspect` prints: the subject and the component's interface.
+struct Report {
+    subject: serde_json::Value,
+    info: ComponentInfo,
+}
+
+impl Report {
+    fn to_json(&self) -> serde_json::Value {
+        let mut value = self.subject.clone();
+        value["world"] = json!(if self.info.exports_run_function() {
+            Some(xfn_oci::FUNCTION_WORLD)
+        } else {
+            None
+        });
+        value["imports"] = self
+            .info
+            .imports
+            .iter()
+            .map(|i| json!({"name": i.name, "kind": i.kind.to_string(), "allowed": is_allowed_import(&i.name)}))
+            .collect();
+        value["exports"] = self
+            .info
+            .exports
+            .iter()
+            .map(|e| json!({"name": e.name, "kind": e.kind.to_string()}))
+            .collect();
+        value
+    }
+
+    fn to_text(&self) -> String {
+        let mut out = String::new();
+        if let Some(fields) = self.subject.as_object() {
+            for (key, value) in fields {
+                match value {
+                    serde_json::Value::Null => {}
+                    serde_json::Value::String(s) => out.push_str(&format!("{key}: {s}\n")),
+                    serde_json::Value::Object(o) => {
+                        for (k, v) in o {
+                            let text = match v {
+                                serde_json::Value::Null => continue,
+                                serde_json::Value::String(s) => s.clone(),
+                                serde_json::Value::Array(a) => a
+                                    .iter()
+                                    .filter_map(|x| x.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                                other => other.to_string(),
+                            };
+                            out.push_str(&format!("{key} {k}: {text}\n"));
+                        }
+                    }
+                    other => out.push_str(&format!("{key}: {other}\n")),
+                }
+            }
+        }
+        out.push_str(&format!(
+            "world: {}\n",
+            if self.info.exports_run_function() {
+                xfn_oci::FUNCTION_WORLD
+            } else {
+                "(not an xfn function: no run-function export)"
+            }
+        ));
+        out.push_str(&format!("imports ({}):\n", self.info.imports.len()));
+        for i in &self.info.imports {
+            let verdict = if is_allowed_import(&i.name) {
+                ""
+            } else {
+                "  (not provided by xfn)"
+            };
+            out.push_str(&format!("  {} {}{verdict}\n", i.kind, i.name));
+        }
+        out.push_str(&format!("exports ({}):\n", self.info.exports.len()));
+        for e in &self.info.exports {
+            out.push_str(&format!("  {} {}\n", e.kind, e.name));
+        }
+        out
+    }
+}
+
+fn parse_annotation(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_owned(), value.to_owned()))
+        }
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}

@@ -1,0 +1,326 @@
+//! `xfn serve`: serve wasm functions over gRPC as Crossplane's
+//! `FunctionRunnerService` (v1 and v1beta1), many functions on one port.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use xfn_host::grpc::functions::{Fingerprint, FunctionSpec, Loader, read_functions_file};
+use xfn_host::grpc::tls::{self, TlsFiles};
+use xfn_host::grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
+use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+
+/// Serve wasm functions over gRPC, as Crossplane calls functions.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Each function is reached at the authority Crossplane dials, <function>.<namespace>:<port> \
+(also <function>, <function>.<namespace>.svc[.<cluster-domain>]), or at a port of its own \
+(--function-port, or the xfn.dev/serve-port annotation).
+
+Functions are reloaded on SIGHUP (and with --watch when their files change), without dropping \
+calls in flight. SIGTERM or SIGINT drains calls in flight, then exits.")]
+pub struct ServeArgs {
+    /// Where to listen. The default only accepts local clients; use `:9443` (all interfaces) in a pod.
+    #[arg(long, default_value = "127.0.0.1:9443", value_name = "HOST:PORT")]
+    pub address: String,
+    /// Serve plaintext gRPC, without TLS (wins over --tls-certs-dir).
+    #[arg(long)]
+    pub insecure: bool,
+    /// A directory with tls.crt, tls.key and ca.crt: serve mTLS, requiring client certificates from ca.crt.
+    #[arg(long, env = "TLS_SERVER_CERTS_DIR", value_name = "DIR")]
+    pub tls_certs_dir: Option<PathBuf>,
+    /// A YAML file of Crossplane Function objects to serve (render.crossplane.io/runtime-wasm-module, or a spec.package that ships with xfn).
+    #[arg(long, value_name = "FILE")]
+    pub functions: Option<PathBuf>,
+    /// A function to serve from a local component (repeatable).
+    #[arg(long = "function", value_name = "NAME=PATH.wasm")]
+    pub function: Vec<String>,
+    /// Also serve function NAME alone on PORT, for clients that can't set the authority (repeatable).
+    #[arg(long = "function-port", value_name = "NAME=PORT")]
+    pub function_port: Vec<String>,
+    /// Only route authorities in this namespace (<function>.<namespace>); any namespace if unset.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
+    /// Largest request accepted, in MiB.
+    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    pub max_recv_message_size: usize,
+    /// Longest a call may run when the client sets no shorter gRPC deadline.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Most memory one function call may use, in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory_limit: usize,
+    /// Where compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
+    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Reload when the functions file or a component changes (checked every 2 s).
+    #[arg(long)]
+    pub watch: bool,
+    /// Write a CA, a server certificate for every function's service names, and a client certificate into DIR, then exit.
+    #[arg(long, value_name = "DIR")]
+    pub generate_certs: Option<PathBuf>,
+}
+
+/// Runs `xfn serve`.
+pub async fn run(args: ServeArgs) -> Result<()> {
+    let specs = specs(&args)?;
+    if let Some(dir) = &args.generate_certs {
+        return generate_certs(dir, &args, &specs);
+    }
+    if specs.is_empty() {
+        bail!("no functions to serve: use --functions FILE or --function NAME=PATH.wasm");
+    }
+    let address = parse_address(&args.address)?;
+    let tls = match (&args.tls_certs_dir, args.insecure) {
+        (_, true) => None,
+        (Some(dir), false) => Some(
+            TlsFiles::read_dir(dir)
+                .with_context(|| format!("cannot load TLS certificates from {}", dir.display()))?,
+        ),
+        (None, false) => bail!(
+            "no TLS certificates: set --tls-certs-dir (or TLS_SERVER_CERTS_DIR) to a directory \
+             with tls.crt, tls.key and ca.crt, or serve plaintext with --insecure"
+        ),
+    };
+
+    let loader = Arc::new(Loader::new(wasm_runtime(&args)?));
+    let table = load(&loader, specs.clone()).await?;
+    let function_ports = specs
+        .iter()
+        .filter_map(|s| Some((s.name.clone(), SocketAddr::new(address.ip(), s.port?))))
+        .collect();
+    let config = ServerConfig {
+        address,
+        function_ports,
+        tls,
+        max_recv_message_size: args.max_recv_message_size.saturating_mul(1 << 20),
+        namespace: args.namespace.clone(),
+        reflection: true,
+        shutdown_grace: args.timeout + Duration::from_secs(5),
+    };
+    let plaintext = config.tls.is_none();
+    let server = Server::bind(config, table).await?;
+    eprintln!(
+        "xfn serve: serving {} on {} ({})",
+        specs
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        server.local_addr(),
+        if plaintext { "plaintext" } else { "mTLS" },
+    );
+    for spec in &specs {
+        if let Some(addr) = server.function_addr(&spec.name) {
+            eprintln!("xfn serve: {} alone on {addr}", spec.name);
+        }
+    }
+
+    let reloader = Reloader {
+        args: Arc::new(args),
+        loader,
+        handle: server.handle(),
+        ports: ports(&specs),
+    };
+    tokio::spawn(reloader.clone().on_signals());
+    if reloader.args.watch {
+        tokio::spawn(reloader.watch(specs));
+    }
+    server.serve().await?;
+    eprintln!("xfn serve: stopped");
+    Ok(())
+}
+
+/// The functions the flags and the functions file name, with their ports.
+fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
+    let mut specs = match &args.functions {
+        Some(path) => read_functions_file(path)?,
+        None => Vec::new(),
+    };
+    for flag in &args.function {
+        specs.push(FunctionSpec::parse_flag(flag)?);
+    }
+    for flag in &args.function_port {
+        let (name, port) = flag
+            .split_once('=')
+            .with_context(|| format!("--function-port {flag:?} is not NAME=PORT"))?;
+        let port: u16 = port
+            .parse()
+            .with_context(|| format!("--function-port {flag:?}: {port:?} is not a port"))?;
+        let spec = specs
+            .iter_mut()
+            .find(|s| s.name == name)
+            .with_context(|| format!("--function-port {flag:?}: no function {name:?}"))?;
+        spec.port = Some(port);
+    }
+    Ok(specs)
+}
+
+/// Parses `HOST:PORT`, or `:PORT` for every interface.
+fn parse_address(address: &str) -> Result<SocketAddr> {
+    let full = match address.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => address.to_owned(),
+    };
+    full.to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .with_context(|| format!("--address {address:?} is not HOST:PORT"))
+}
+
+fn wasm_runtime(args: &ServeArgs) -> Result<WasmRuntime> {
+    let config = HostConfig {
+        call_timeout: args.timeout,
+        memory_limit: args.memory_limit.saturating_mul(1 << 20),
+        ..HostConfig::default()
+    };
+    let engine = HostEngine::new(config)?;
+    let cache = args
+        .cache_dir
+        .clone()
+        .or_else(CompileCache::default_dir)
+        .map(CompileCache::new);
+    Ok(WasmRuntime::new(engine, cache)?)
+}
+
+/// Loads functions off the async runtime: compiling is CPU-bound.
+async fn load(loader: &Arc<Loader>, specs: Vec<FunctionSpec>) -> Result<FunctionTable> {
+    let loader = loader.clone();
+    let table = tokio::task::spawn_blocking(move || loader.load(&specs))
+        .await
+        .context("loading functions failed")??;
+    Ok(table)
+}
+
+fn generate_certs(dir: &std::path::Path, args: &ServeArgs, specs: &[FunctionSpec]) -> Result<()> {
+    let namespace = args.namespace.as_deref().unwrap_or("crossplane-system");
+    let mut names: Vec<String> = specs
+        .iter()
+        .flat_map(|s| tls::service_names(&s.name, namespace))
+        .collect();
+    names.extend(["localhost".to_owned(), "127.0.0.1".to_owned()]);
+    let generated = tls::generate_dir(dir, &names)?;
+    println!("CA:     {}", dir.join(tls::CA_FILE).display());
+    println!(
+        "server: {} (use as --tls-certs-dir)",
+        generated.server_dir.display()
+    );
+    println!("client: {}", generated.client_dir.display());
+    println!("names:  {}", names.join(", "));
+    Ok(())
+}
+
+fn ports(specs: &[FunctionSpec]) -> Vec<(String, u16)> {
+    let mut ports: Vec<_> = specs
+        .iter()
+        .filter_map(|s| Some((s.name.clone(), s.port?)))
+        .collect();
+    ports.sort();
+    ports
+}
+
+/// Reloads the functions on SIGHUP or, with --watch, when their files change.
+#[derive(Clone)]
+struct Reloader {
+    args: Arc<ServeArgs>,
+    loader: Arc<Loader>,
+    handle: ServerHandle,
+    /// The dedicated ports listened on since start.
+    ports: Vec<(String, u16)>,
+}
+
+impl Reloader {
+    async fn reload(&self) {
+        let outcome = async {
+            let specs = specs(&self.args)?;
+            if specs.is_empty() {
+                bail!("no functions to serve");
+            }
+            if ports(&specs) != self.ports {
+                eprintln!(
+                    "xfn serve: dedicated function ports changed; they take effect on restart"
+                );
+            }
+            load(&self.loader, specs).await
+        };
+        match outcome.await {
+            Ok(table) => {
+                eprintln!(
+                    "xfn serve: reloaded: {}",
+                    table.names().collect::<Vec<_>>().join(", ")
+                );
+                self.handle.reload(table).await;
+            }
+            Err(e) => {
+                eprintln!("xfn serve: cannot reload, still serving the previous functions: {e:#}")
+            }
+        }
+    }
+
+    /// SIGHUP reloads; SIGTERM and SIGINT shut down gracefully.
+    #[cfg(unix)]
+    async fn on_signals(self) {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            eprintln!("xfn serve: cannot handle signals");
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => self.reload().await,
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+            }
+        }
+        eprintln!("xfn serve: shutting down, draining calls in flight");
+        self.handle.shutdown().await;
+    }
+
+    #[cfg(not(unix))]
+    async fn on_signals(self) {
+        let _ = tokio::signal::ctrl_c().await;
+        self.handle.shutdown().await;
+    }
+
+    /// Reloads when the functions file or a local component changes.
+    async fn watch(self, mut specs: Vec<FunctionSpec>) {
+        let file = self.args.functions.clone();
+        let mut last = Fingerprint::of(file.as_deref(), &specs);
+        let mut tick = tokio::time::interval(Duration::from_secs(2));
+        loop {
+            tick.tick().await;
+            if let Ok(current) = self::specs(&self.args) {
+                specs = current;
+            }
+            let now = Fingerprint::of(file.as_deref(), &specs);
+            if now != last {
+                last = now;
+                self.reload().await;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_addresses() {
+        assert_eq!(
+            parse_address(":9443").ok(),
+            Some(SocketAddr::from(([0, 0, 0, 0], 9443)))
+        );
+        assert_eq!(
+            parse_address("127.0.0.1:1").ok(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 1)))
+        );
+        assert!(parse_address("nonsense").is_err());
+    }
+}

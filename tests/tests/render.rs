@@ -1,0 +1,191 @@
+//! Golden-file tests of `xfn render`: every case directory under
+//! `tests/render/cases/` runs the real binary with the scripted test
+//! function and compares stdout with `expected.yaml` (made by the reference
+//! YAML emitter) byte for byte, or stderr with `expected-error.txt`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use xfn_tests::{Run, run_xfn, wasm_dir};
+
+fn cases_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("render/cases")
+}
+
+fn run_case(name: &str) -> Run {
+    let dir = cases_dir().join(name);
+    let args_text = std::fs::read_to_string(dir.join("args")).expect("args");
+    let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
+    let wasm = wasm_dir();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("${WASM}", &wasm.display().to_string()))
+        .collect();
+    run_xfn(&dir, &args)
+}
+
+fn check_case(dir: &Path) -> Result<(), String> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let expected_yaml = dir.join("expected.yaml");
+    let expected_error = dir.join("expected-error.txt");
+    if !expected_yaml.exists() && !expected_error.exists() {
+        return Ok(()); // Checked by its own test below.
+    }
+    let run = run_case(&name);
+    if let Ok(want) = std::fs::read_to_string(&expected_yaml) {
+        if run.code != 0 || run.stdout != want {
+            return Err(format!(
+                "case {name}: exit {}\n--- stderr\n{}--- want stdout\n{want}--- got stdout\n{}",
+                run.code, run.stderr, run.stdout
+            ));
+        }
+    } else {
+        let want = std::fs::read_to_string(&expected_error).unwrap_or_default();
+        if run.code != 1 || !run.stdout.is_empty() || run.stderr != want {
+            return Err(format!(
+                "case {name}: exit {} (want 1)\n--- stdout (want none)\n{}--- want stderr\n{want}--- got stderr\n{}",
+                run.code, run.stdout, run.stderr
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_golden_case_matches() {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .expect("cases directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 40, "found only {} cases", dirs.len());
+    // Cases are independent processes: run a few at a time.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = dirs
+            .chunks(dirs.len().div_ceil(4))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|d| check_case(d).err())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|_| vec!["a case panicked".into()]))
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        dirs.len(),
+        failures.join("\n")
+    );
+}
+
+/// The last document of render's output, parsed.
+fn last_document(stdout: &str) -> Value {
+    let docs: Vec<Value> = stdout
+        .split("---\n")
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).expect("render prints YAML"))
+        .collect();
+    docs.last().cloned().unwrap_or(Value::Null)
+}
+
+#[test]
+fn credentials_reach_the_function() {
+    let run = run_case("flag-credentials");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let context = last_document(&run.stdout);
+    let seen = &context["fields"]["xfn.test/request"];
+    // The SDK shows bytes as base64: the Secret's data, decoded then re-encoded.
+    assert_eq!(
+        seen["credentials"],
+        serde_json::json!({"db": {"credentialData": {"data": {"password": "aHVudGVyMg=="}}}})
+    );
+}
+
+#[test]
+fn required_schemas_are_resolved_from_openapi_documents() {
+    let run = run_case("flag-schemas");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let context = last_document(&run.stdout);
+    let schema = &context["fields"]["xfn.test/request"]["requiredSchemas"]["xr"]["openapiV3"];
+    assert_eq!(
+        schema["properties"]["spec"],
+        serde_json::json!({"type": "object"}),
+        "$ref inlined: {schema}"
+    );
+    assert_eq!(
+        schema["x-kubernetes-group-version-kind"][0]["kind"],
+        "XNopResource"
+    );
+}
+
+#[test]
+fn malformed_yaml_names_the_file_and_line() {
+    let run = run_case("err-malformed-yaml");
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.starts_with("xfn: error: cannot load composite resource from \"xr.yaml\": cannot parse YAML in xr.yaml at line "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_bad_context_value_is_an_error() {
+    let run = run_case("err-bad-context");
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.starts_with("xfn: error: cannot render composite resource: cannot unmarshal YAML/JSON for context key \"k\": "),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_guest_panic_is_a_clear_error() {
+    let run = run_case("err-guest-trap");
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.contains(
+            "cannot run pipeline step \"test\": function \"function-scripted\" trapped: "
+        ) && run.stderr.contains("scripted panic"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_hello_example_renders_with_the_built_in_function() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/hello");
+    let args: Vec<String> = ["render", "xr.yaml", "composition.yaml", "functions.yaml"]
+        .map(String::from)
+        .to_vec();
+    let run = run_xfn(&dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("greeting: Hello, example-hello!"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("as the built-in wasm function function-hello"),
+        "{}",
+        run.stderr
+    );
+}
