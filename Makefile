@@ -54,6 +54,11 @@ test: wasm venv deps
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		$(CARGO) test --workspace --all-targets
 
+## Benchmarks ----------------------------------------------------------------
+
+bench: wasm
+	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) bench -p xfn-host --bench host
+
 lint:
 	$(CARGO) fmt --all -- --check
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) clippy --workspace --all-targets -- -D warnings

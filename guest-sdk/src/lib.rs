@@ -53,9 +53,14 @@ pub trait Function {
 }
 
 /// Exports a [`Function`] as the component's `run-function`.
+///
+/// The export exists only in wasm builds: natively (in tests and
+/// benchmarks) the crate is a plain library, so several functions can be
+/// linked into one program.
 #[macro_export]
 macro_rules! export {
     ($function:ty) => {
+        #[cfg(target_arch = "wasm32")]
         const _: () = {
             struct XfnExport;
 

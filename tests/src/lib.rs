@@ -1,6 +1,8 @@
 //! Shared helpers for xfn's end-to-end tests: where the test components
 //! are, and how to load them into a host.
 
+pub mod convert;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -94,4 +96,45 @@ pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
+}
+
+/// Every `*.json` fixture directly in `dir`, sorted.
+pub fn fixtures(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// Runs every fixture's request through the function natively and through
+/// its wasm component, and returns a message for each where the two
+/// responses differ. The fixtures' own expectations are checked by the
+/// function's native fixture tests; equal responses carry them over.
+pub fn differential(
+    dir: &std::path::Path,
+    component: &WasmFunction,
+    native: impl Fn(&xfn_sdk::Request) -> xfn_sdk::Response,
+) -> (usize, Vec<String>) {
+    let files = fixtures(dir);
+    let mut failures = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let fixture: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let request: xfn_sdk::Request = serde_json::from_value(fixture["request"].clone())
+            .unwrap_or_else(|e| panic!("{}: bad request: {e}", file.display()));
+        let want = native(&request);
+        match component.call_blocking(&convert::request(request), None) {
+            Ok(got) => {
+                let got = convert::response(got);
+                if got != want {
+                    failures.push(format!("{}:\n  native: {want:?}\n  wasm:   {got:?}", file.display()));
+                }
+            }
+            Err(e) => failures.push(format!("{}: the component failed: {e}", file.display())),
+        }
+    }
+    (files.len(), failures)
 }

@@ -6,7 +6,7 @@
 //! `xfn render` shows the function's effect.
 
 use serde::Deserialize;
-use xfn_sdk::{Function, Request, Resource, Response};
+use xfn_sdk::{Function, Request, Response};
 
 /// The function's input (`hello.fn.xfn.dev/v1alpha1`, kind `Input`).
 #[derive(Debug, Default, Deserialize)]
@@ -57,7 +57,7 @@ xfn_sdk::export!(Hello);
 mod tests {
     use super::*;
     use serde_json::json;
-    use xfn_sdk::{Severity, State};
+    use xfn_sdk::{Resource, Severity, State};
 
     fn request(input: serde_json::Value) -> Request {
         let xr = json!({"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "demo"}});

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::Value;
-use xfn_host::render::{self, Inputs, load, validate};
+use xfn_host::render::{self, Inputs, convert, load, validate};
 use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Render an XR with a Composition's function pipeline, offline and without Docker.
@@ -127,6 +127,16 @@ fn inputs(args: &RenderArgs) -> Result<Inputs> {
             )
         })?;
     validate::composition_fits(&composite, &composition)?;
+    let mut composition = composition;
+    let converted = convert::is_resources_mode(&composition);
+    if converted {
+        eprintln!(
+            "xfn: Composition {:?} uses the deprecated mode: Resources; rendering it as a {} pipeline, as `crossplane beta convert pipeline-composition` would",
+            name(&composition),
+            convert::PATCH_AND_TRANSFORM
+        );
+        convert::to_pipeline(&mut composition);
+    }
     if !validate::is_pipeline(&composition) {
         return Err(validate::not_a_pipeline(&composition).into());
     }
@@ -145,6 +155,9 @@ fn inputs(args: &RenderArgs) -> Result<Inputs> {
                 args.functions.display().to_string()
             )
         })?;
+    if converted && !functions.iter().any(|f| name(f) == convert::PATCH_AND_TRANSFORM) {
+        functions.push(convert::implied_function());
+    }
     apply_annotations(&mut functions, &args.function_annotations)?;
 
     let mut composite = composite;

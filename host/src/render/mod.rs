@@ -4,6 +4,7 @@
 //! [`render`] runs a Composition's pipeline for an XR and builds the
 //! documents to print; [`Outputs::to_yaml`] prints them.
 
+pub mod convert;
 mod fetch;
 pub mod load;
 mod object;

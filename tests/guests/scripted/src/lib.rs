@@ -15,8 +15,6 @@
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use xfn_sdk::__private::bindings::Guest;
-use xfn_sdk::__private::bindings::xfn::function::types as wit;
 use xfn_sdk::{Request, Response};
 
 /// The scripted function's input.
@@ -131,30 +129,38 @@ fn probe() -> Value {
     json!({"env": env, "args": args, "file": file, "dir": dir, "net": net})
 }
 
-struct Scripted;
+/// The component's export, which can also return malformed responses.
+#[cfg(target_arch = "wasm32")]
+mod export {
+    use super::*;
+    use xfn_sdk::__private::bindings::Guest;
+    use xfn_sdk::__private::bindings::xfn::function::types as wit;
 
-impl Guest for Scripted {
-    fn run_function(request: wit::RunFunctionRequest) -> Result<wit::RunFunctionResponse, String> {
-        let req = xfn_sdk::wit::request_from_wit(request).map_err(|e| e.to_string())?;
-        let malformed = req
-            .input
-            .as_ref()
-            .and_then(|i| i.get("fault"))
-            .is_some_and(|f| f == "malformed");
-        let mut rsp = xfn_sdk::wit::response_to_wit(run(&req)?);
-        if malformed {
-            let desired = rsp.desired.get_or_insert_with(|| wit::State {
-                composite: None,
-                resources: Vec::new(),
-            });
-            desired.composite = Some(wit::ResourceObject {
-                resource: Some("this is not JSON".into()),
-                connection_details: Vec::new(),
-                ready: wit::Ready::Unspecified,
-            });
+    struct Scripted;
+
+    impl Guest for Scripted {
+        fn run_function(request: wit::RunFunctionRequest) -> Result<wit::RunFunctionResponse, String> {
+            let req = xfn_sdk::wit::request_from_wit(request).map_err(|e| e.to_string())?;
+            let malformed = req
+                .input
+                .as_ref()
+                .and_then(|i| i.get("fault"))
+                .is_some_and(|f| f == "malformed");
+            let mut rsp = xfn_sdk::wit::response_to_wit(run(&req)?);
+            if malformed {
+                let desired = rsp.desired.get_or_insert_with(|| wit::State {
+                    composite: None,
+                    resources: Vec::new(),
+                });
+                desired.composite = Some(wit::ResourceObject {
+                    resource: Some("this is not JSON".into()),
+                    connection_details: Vec::new(),
+                    ready: wit::Ready::Unspecified,
+                });
+            }
+            Ok(rsp)
         }
-        Ok(rsp)
     }
-}
 
-xfn_sdk::__private::bindings::export_function!(Scripted with_types_in xfn_sdk::__private::bindings);
+    xfn_sdk::__private::bindings::export_function!(Scripted with_types_in xfn_sdk::__private::bindings);
+}
