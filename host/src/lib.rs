@@ -11,6 +11,7 @@ mod config;
 mod engine;
 mod error;
 mod function;
+pub mod grpc;
 pub mod pipeline;
 pub mod protocol;
 pub mod render;

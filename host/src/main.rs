@@ -20,6 +20,12 @@ enum Command {
     Render(cli::render::RenderArgs),
     /// Check a Composition's pipeline.
     Validate(cli::validate::ValidateArgs),
+    /// Publish a wasm component as a CNCF wasm artifact.
+    Push(cli::oci::PushArgs),
+    /// Fetch a function package into the cache and print its digest.
+    Pull(cli::oci::PullArgs),
+    /// Show what a component (file or reference) imports and exports.
+    Inspect(cli::oci::InspectArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +40,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Render(args) => runtime().and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Validate(args) => cli::validate::run(args),
+        Command::Push(args) => runtime().and_then(|rt| rt.block_on(cli::oci::push(args))),
+        Command::Pull(args) => runtime().and_then(|rt| rt.block_on(cli::oci::pull(args))),
+        Command::Inspect(args) => runtime().and_then(|rt| rt.block_on(cli::oci::inspect(args))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -98,13 +98,20 @@ pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
     }
 }
 
-/// Every `*.json` fixture directly in `dir`, sorted.
+/// Every `*.json` fixture under `dir` (recursively), sorted.
 pub fn fixtures(dir: &std::path::Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|ext| ext == "json") {
+                out.push(path);
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    walk(dir, &mut paths);
     paths.sort();
     paths
 }

@@ -40,15 +40,24 @@ fn fault_then_healthy(fault: &str) -> CallError {
 #[test]
 fn a_trap_is_reported_and_the_host_carries_on() {
     let err = fault_then_healthy("trap");
-    assert!(matches!(&err, CallError::Trap { function, .. } if function == "scripted"), "{err}");
-    assert!(err.to_string().contains("function \"scripted\" trapped"), "{err}");
+    assert!(
+        matches!(&err, CallError::Trap { function, .. } if function == "scripted"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("function \"scripted\" trapped"),
+        "{err}"
+    );
 }
 
 #[test]
 fn an_infinite_loop_times_out() {
     let started = std::time::Instant::now();
     let err = fault_then_healthy("loop");
-    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(500)), "{err}");
+    assert!(
+        matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(500)),
+        "{err}"
+    );
     assert!(err.to_string().contains("timed out after 500ms"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
@@ -58,30 +67,47 @@ fn a_caller_deadline_tightens_the_timeout() {
     let rt = runtime(config());
     let f = load(&rt, "scripted", "xfn_test_scripted");
     let err = f
-        .call_blocking(&request(json!({"fault": "loop"})), Some(Duration::from_millis(50)))
+        .call_blocking(
+            &request(json!({"fault": "loop"})),
+            Some(Duration::from_millis(50)),
+        )
         .expect_err("times out");
-    assert!(matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(50)), "{err}");
+    assert!(
+        matches!(err, CallError::Timeout { limit, .. } if limit == Duration::from_millis(50)),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_gibibyte_allocation_hits_the_memory_limit() {
     let err = fault_then_healthy("alloc");
     match &err {
-        CallError::MemoryLimit { function, limit, requested } => {
+        CallError::MemoryLimit {
+            function,
+            limit,
+            requested,
+        } => {
             assert_eq!(function, "scripted");
             assert_eq!(*limit, 64 << 20);
             assert!(*requested > *limit);
         }
         other => panic!("want a memory limit error, got {other}"),
     }
-    assert!(err.to_string().contains("exceeded its memory limit of 67108864 bytes"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("exceeded its memory limit of 67108864 bytes"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_panic_is_reported_with_its_message() {
     let err = fault_then_healthy("panic");
     assert!(matches!(err, CallError::Trap { .. }), "{err}");
-    assert!(err.to_string().contains("scripted panic"), "the panic message is kept: {err}");
+    assert!(
+        err.to_string().contains("scripted panic"),
+        "the panic message is kept: {err}"
+    );
 }
 
 #[test]
@@ -111,14 +137,32 @@ fn a_malformed_response_is_refused() {
 fn the_sandbox_grants_no_environment_filesystem_or_network() {
     let rt = runtime(config());
     let f = load(&rt, "scripted", "xfn_test_scripted");
-    let rsp = f.call_blocking(&request(json!({"probe": true})), None).expect("probe runs");
-    let context: serde_json::Value = serde_json::from_str(rsp.context.as_deref().unwrap_or("{}")).expect("json");
+    let rsp = f
+        .call_blocking(&request(json!({"probe": true})), None)
+        .expect("probe runs");
+    let context: serde_json::Value =
+        serde_json::from_str(rsp.context.as_deref().unwrap_or("{}")).expect("json");
     let probe = &context["xfn.test/probe"];
     assert_eq!(probe["env"], json!([]), "no environment variables");
     assert_eq!(probe["args"], json!([]), "no arguments");
-    assert!(probe["file"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
-    assert!(probe["dir"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
-    assert!(probe["net"].as_str().is_some_and(|s| s.starts_with("error")), "{probe}");
+    assert!(
+        probe["file"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("error")),
+        "{probe}"
+    );
+    assert!(
+        probe["dir"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("error")),
+        "{probe}"
+    );
+    assert!(
+        probe["net"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("error")),
+        "{probe}"
+    );
 }
 
 #[test]
@@ -129,7 +173,9 @@ fn every_call_gets_a_fresh_instance() {
     let rt = runtime(config());
     let f = load(&rt, "scripted", "xfn_test_scripted");
     for _ in 0..3 {
-        let rsp = f.call_blocking(&request(json!({"count": true})), None).expect("runs");
+        let rsp = f
+            .call_blocking(&request(json!({"count": true})), None)
+            .expect("runs");
         assert_eq!(rsp.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
     }
 }
@@ -141,5 +187,9 @@ fn a_component_that_is_not_a_function_is_refused_at_load() {
         Ok(_) => panic!("a core module is not a function component"),
         Err(e) => e,
     };
-    assert!(err.to_string().starts_with("cannot load function \"bogus\""), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot load function \"bogus\""),
+        "{err}"
+    );
 }

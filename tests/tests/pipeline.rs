@@ -30,7 +30,10 @@ fn step(name: &str, input: Value) -> Step {
 fn observed() -> State {
     State {
         composite: Some(ResourceObject {
-            resource: Some(json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}}).to_string()),
+            resource: Some(
+                json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}})
+                    .to_string(),
+            ),
             connection_details: Vec::new(),
             ready: xfn_host::protocol::Ready::Unspecified,
         }),
@@ -46,9 +49,14 @@ impl Resolver for ConfigMaps {
         let items = self
             .0
             .iter()
-            .filter(|name| matches!(&selector.match_, Some(ResourceMatch::MatchName(n)) if n == *name))
+            .filter(
+                |name| matches!(&selector.match_, Some(ResourceMatch::MatchName(n)) if n == *name),
+            )
             .map(|name| ResourceObject {
-                resource: Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string()),
+                resource: Some(
+                    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+                        .to_string(),
+                ),
                 connection_details: Vec::new(),
                 ready: xfn_host::protocol::Ready::Unspecified,
             })
@@ -57,11 +65,16 @@ impl Resolver for ConfigMaps {
     }
 
     fn schema(&self, _: &SchemaSelector) -> Result<Schema, String> {
-        Ok(Schema { openapi_v3: Some(r#"{"type":"object"}"#.into()) })
+        Ok(Schema {
+            openapi_v3: Some(r#"{"type":"object"}"#.into()),
+        })
     }
 }
 
-async fn run(steps: &[Step], context: Option<Value>) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
+async fn run(
+    steps: &[Step],
+    context: Option<Value>,
+) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
     let functions = functions();
     let pipeline = Pipeline {
         steps,
@@ -69,11 +82,15 @@ async fn run(steps: &[Step], context: Option<Value>) -> Result<xfn_host::pipelin
         resolver: &ConfigMaps(vec!["cm-a"]),
         call_timeout: None,
     };
-    pipeline.run(observed(), context.map(|c| c.to_string())).await
+    pipeline
+        .run(observed(), context.map(|c| c.to_string()))
+        .await
 }
 
 fn parse(text: Option<&str>) -> Value {
-    text.map_or(Value::Null, |t| serde_json::from_str(t).expect("valid JSON"))
+    text.map_or(Value::Null, |t| {
+        serde_json::from_str(t).expect("valid JSON")
+    })
 }
 
 fn echoed(context: Option<&str>) -> Value {
@@ -82,20 +99,37 @@ fn echoed(context: Option<&str>) -> Value {
 
 #[tokio::test]
 async fn each_step_replaces_the_desired_state() {
-    let first = step("first", json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}));
-    let second = step("second", json!({"echo": true, "response": {"desired": {"resources": {"b": {"resource": {"kind": "B"}}}}}}));
+    let first = step(
+        "first",
+        json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}),
+    );
+    let second = step(
+        "second",
+        json!({"echo": true, "response": {"desired": {"resources": {"b": {"resource": {"kind": "B"}}}}}}),
+    );
     let out = run(&[first, second], None).await.expect("runs");
     // The second step saw the first step's desired state...
     let seen = echoed(out.context.as_deref());
-    assert_eq!(seen["desired"], json!({"resources": {"a": {"resource": {"kind": "A"}}}}));
+    assert_eq!(
+        seen["desired"],
+        json!({"resources": {"a": {"resource": {"kind": "A"}}}})
+    );
     // ...and its own replaced it wholesale.
-    let names: Vec<&str> = out.desired.resources.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = out
+        .desired
+        .resources
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     assert_eq!(names, ["b"]);
 }
 
 #[tokio::test]
 async fn a_step_without_desired_state_empties_it() {
-    let first = step("first", json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}));
+    let first = step(
+        "first",
+        json!({"response": {"desired": {"resources": {"a": {"resource": {"kind": "A"}}}}}}),
+    );
     let second = step("second", json!({"response": {"desired": null}}));
     let out = run(&[first, second], None).await.expect("runs");
     assert_eq!(out.desired, State::default());
@@ -103,60 +137,95 @@ async fn a_step_without_desired_state_empties_it() {
 
 #[tokio::test]
 async fn every_step_sees_the_same_observed_state() {
-    let first = step("first", json!({"echo": true, "response": {"desired": {"composite": {"resource": {"status": {"x": 1}}}}}}));
+    let first = step(
+        "first",
+        json!({"echo": true, "response": {"desired": {"composite": {"resource": {"status": {"x": 1}}}}}}),
+    );
     let out_first = run(std::slice::from_ref(&first), None).await.expect("runs");
     let second = step("second", json!({"echo": true}));
     let out = run(&[first, second], None).await.expect("runs");
     let xr = json!({"apiVersion": "example.org/v1", "kind": "XR", "metadata": {"name": "xr"}});
-    assert_eq!(echoed(out_first.context.as_deref())["observed"]["composite"]["resource"], xr);
-    assert_eq!(echoed(out.context.as_deref())["observed"]["composite"]["resource"], xr);
+    assert_eq!(
+        echoed(out_first.context.as_deref())["observed"]["composite"]["resource"],
+        xr
+    );
+    assert_eq!(
+        echoed(out.context.as_deref())["observed"]["composite"]["resource"],
+        xr
+    );
 }
 
 #[tokio::test]
 async fn context_flows_from_step_to_step_and_is_replaced() {
     let first = step("first", json!({"response": {"context": {"from": "first"}}}));
     let second = step("second", json!({"echo": true}));
-    let out = run(&[first, second], Some(json!({"from": "cli"}))).await.expect("runs");
-    assert_eq!(echoed(out.context.as_deref())["context"], json!({"from": "first"}));
+    let out = run(&[first, second], Some(json!({"from": "cli"})))
+        .await
+        .expect("runs");
+    assert_eq!(
+        echoed(out.context.as_deref())["context"],
+        json!({"from": "first"})
+    );
 }
 
 #[tokio::test]
 async fn a_step_without_context_drops_it() {
     let first = step("first", json!({"response": {"context": null}}));
     let second = step("second", json!({"echo": true}));
-    let out = run(&[first, second], Some(json!({"from": "cli"}))).await.expect("runs");
+    let out = run(&[first, second], Some(json!({"from": "cli"})))
+        .await
+        .expect("runs");
     assert_eq!(echoed(out.context.as_deref()).get("context"), None);
 }
 
 #[tokio::test]
 async fn the_first_step_gets_the_initial_context_and_an_empty_desired_state() {
-    let out = run(&[step("only", json!({"echo": true}))], Some(json!({"k": "v"}))).await.expect("runs");
+    let out = run(
+        &[step("only", json!({"echo": true}))],
+        Some(json!({"k": "v"})),
+    )
+    .await
+    .expect("runs");
     let seen = echoed(out.context.as_deref());
     assert_eq!(seen["context"], json!({"k": "v"}));
     assert_eq!(seen["desired"], json!({}));
-    assert_eq!(seen["meta"]["capabilities"].as_array().map(Vec::len), Some(5));
+    assert_eq!(
+        seen["meta"]["capabilities"].as_array().map(Vec::len),
+        Some(5)
+    );
 }
 
 #[tokio::test]
 async fn a_fatal_result_stops_the_pipeline_at_once() {
-    let first = step("first", json!({"response": {"results": [
-        {"severity": "SEVERITY_NORMAL", "message": "fine"},
-        {"severity": "SEVERITY_FATAL", "message": "boom"}
-    ]}}));
+    let first = step(
+        "first",
+        json!({"response": {"results": [
+            {"severity": "SEVERITY_NORMAL", "message": "fine"},
+            {"severity": "SEVERITY_FATAL", "message": "boom"}
+        ]}}),
+    );
     // Were the second step called, it would trap.
     let second = step("second", json!({"fault": "trap"}));
     let err = run(&[first, second], None).await.expect_err("fatal");
-    assert_eq!(err.to_string(), r#"pipeline step "first" returned a fatal result: boom"#);
+    assert_eq!(
+        err.to_string(),
+        r#"pipeline step "first" returned a fatal result: boom"#
+    );
 }
 
 #[tokio::test]
 async fn a_fatal_result_keeps_the_requirements_for_the_caller() {
-    let first = step("first", json!({"response": {
-        "requirements": {"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "missing"}}},
-        "results": [{"severity": "SEVERITY_FATAL", "message": "need cm"}]
-    }}));
+    let first = step(
+        "first",
+        json!({"response": {
+            "requirements": {"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "missing"}}},
+            "results": [{"severity": "SEVERITY_FATAL", "message": "need cm"}]
+        }}),
+    );
     match run(&[first], None).await {
-        Err(PipelineError::Fatal { step, requirements, .. }) => {
+        Err(PipelineError::Fatal {
+            step, requirements, ..
+        }) => {
             assert_eq!(step, "first");
             assert_eq!(requirements.len(), 1);
             assert_eq!(requirements[0].1.resources[0].0, "cm");
@@ -167,21 +236,39 @@ async fn a_fatal_result_keeps_the_requirements_for_the_caller() {
 
 #[tokio::test]
 async fn results_and_conditions_are_collected_in_pipeline_order() {
-    let first = step("first", json!({"response": {
-        "results": [{"severity": "SEVERITY_NORMAL", "message": "one"}],
-        "conditions": [{"type": "A", "status": "STATUS_CONDITION_TRUE", "reason": "R"}]
-    }}));
-    let second = step("second", json!({"response": {
-        "results": [{"severity": "SEVERITY_WARNING", "message": "two"}],
-        "conditions": [{"type": "B", "status": "STATUS_CONDITION_FALSE", "reason": "S"}]
-    }}));
+    let first = step(
+        "first",
+        json!({"response": {
+            "results": [{"severity": "SEVERITY_NORMAL", "message": "one"}],
+            "conditions": [{"type": "A", "status": "STATUS_CONDITION_TRUE", "reason": "R"}]
+        }}),
+    );
+    let second = step(
+        "second",
+        json!({"response": {
+            "results": [{"severity": "SEVERITY_WARNING", "message": "two"}],
+            "conditions": [{"type": "B", "status": "STATUS_CONDITION_FALSE", "reason": "S"}]
+        }}),
+    );
     let out = run(&[first, second], None).await.expect("runs");
     let results: Vec<(&str, Severity, &str)> = out
         .results
         .iter()
-        .map(|r| (r.step.as_str(), r.result.severity, r.result.message.as_str()))
+        .map(|r| {
+            (
+                r.step.as_str(),
+                r.result.severity,
+                r.result.message.as_str(),
+            )
+        })
         .collect();
-    assert_eq!(results, [("first", Severity::Normal, "one"), ("second", Severity::Warning, "two")]);
+    assert_eq!(
+        results,
+        [
+            ("first", Severity::Normal, "one"),
+            ("second", Severity::Warning, "two")
+        ]
+    );
     let conditions: Vec<&str> = out.conditions.iter().map(|c| c.type_.as_str()).collect();
     assert_eq!(conditions, ["A", "B"]);
 }
@@ -189,18 +276,24 @@ async fn results_and_conditions_are_collected_in_pipeline_order() {
 #[tokio::test]
 async fn requirements_are_resolved_and_the_step_called_until_they_are_stable() {
     let requirement = json!({"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "cm-a"}}});
-    let first = step("first", json!({
-        "count": true,
-        "echo": true,
-        "response": {"requirements": requirement},
-        "afterRequirements": {"requirements": requirement, "desired": {"resources": {"got": {"resource": {"kind": "Got"}}}}}
-    }));
+    let first = step(
+        "first",
+        json!({
+            "count": true,
+            "echo": true,
+            "response": {"requirements": requirement},
+            "afterRequirements": {"requirements": requirement, "desired": {"resources": {"got": {"resource": {"kind": "Got"}}}}}
+        }),
+    );
     let out = run(&[first], None).await.expect("runs");
     let context = parse(out.context.as_deref());
     // Two calls: the first asked, the second got the resource and asked the same.
     assert_eq!(context["xfn.test/calls"], json!(2));
     let seen = &context["xfn.test/request"];
-    assert_eq!(seen["requiredResources"]["cm"]["items"][0]["resource"]["metadata"]["name"], json!("cm-a"));
+    assert_eq!(
+        seen["requiredResources"]["cm"]["items"][0]["resource"]["metadata"]["name"],
+        json!("cm-a")
+    );
     // The context returned by the first call was fed back to the second.
     assert_eq!(seen["context"]["xfn.test/calls"], json!(1));
     assert_eq!(out.desired.resources[0].0, "got");
@@ -209,10 +302,17 @@ async fn requirements_are_resolved_and_the_step_called_until_they_are_stable() {
 #[tokio::test]
 async fn a_requirement_that_matches_nothing_resolves_empty() {
     let requirement = json!({"resources": {"cm": {"apiVersion": "v1", "kind": "ConfigMap", "matchName": "nope"}}});
-    let first = step("first", json!({"echo": true, "response": {"requirements": requirement}}));
+    let first = step(
+        "first",
+        json!({"echo": true, "response": {"requirements": requirement}}),
+    );
     let out = run(&[first], None).await.expect("runs");
     let seen = echoed(out.context.as_deref());
-    assert_eq!(seen["requiredResources"], json!({"cm": {}}), "resolved, but empty");
+    assert_eq!(
+        seen["requiredResources"],
+        json!({"cm": {}}),
+        "resolved, but empty"
+    );
 }
 
 #[tokio::test]
@@ -227,7 +327,9 @@ async fn requirements_that_never_stabilize_fail_after_six_calls() {
 
 #[tokio::test]
 async fn a_step_without_requirements_is_called_once() {
-    let out = run(&[step("first", json!({"count": true}))], None).await.expect("runs");
+    let out = run(&[step("first", json!({"count": true}))], None)
+        .await
+        .expect("runs");
     assert_eq!(parse(out.context.as_deref())["xfn.test/calls"], json!(1));
 }
 
@@ -243,13 +345,25 @@ async fn bootstrap_requirements_are_resolved_before_the_first_call() {
             namespace: None,
         },
     )];
-    first.required_schemas = vec![("s".into(), SchemaSelector { api_version: "v1".into(), kind: "ConfigMap".into() })];
+    first.required_schemas = vec![(
+        "s".into(),
+        SchemaSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        },
+    )];
     let out = run(&[first], None).await.expect("runs");
     let context = parse(out.context.as_deref());
     assert_eq!(context["xfn.test/calls"], json!(1));
     let seen = &context["xfn.test/request"];
-    assert_eq!(seen["requiredResources"]["boot"]["items"][0]["resource"]["metadata"]["name"], json!("cm-a"));
-    assert_eq!(seen["requiredSchemas"]["s"]["openapiV3"], json!({"type": "object"}));
+    assert_eq!(
+        seen["requiredResources"]["boot"]["items"][0]["resource"]["metadata"]["name"],
+        json!("cm-a")
+    );
+    assert_eq!(
+        seen["requiredSchemas"]["s"]["openapiV3"],
+        json!({"type": "object"})
+    );
 }
 
 #[tokio::test]
@@ -265,8 +379,13 @@ async fn an_unknown_function_is_an_error_naming_the_step() {
 
 #[tokio::test]
 async fn a_call_error_names_the_step_and_the_function() {
-    let err = run(&[step("first", json!({"fault": "error"}))], None).await.expect_err("fails");
-    assert_eq!(err.to_string(), "cannot run pipeline step \"first\": function \"scripted\" failed: scripted error");
+    let err = run(&[step("first", json!({"fault": "error"}))], None)
+        .await
+        .expect_err("fails");
+    assert_eq!(
+        err.to_string(),
+        "cannot run pipeline step \"first\": function \"scripted\" failed: scripted error"
+    );
 }
 
 #[tokio::test]

@@ -32,16 +32,30 @@ fn full_request(input: Value) -> RunFunctionRequest {
             ],
         }),
         observed: Some(State {
-            composite: Some(resource(json!({"kind": "XR", "n": 1.5}), Ready::Unspecified)),
+            composite: Some(resource(
+                json!({"kind": "XR", "n": 1.5}),
+                Ready::Unspecified,
+            )),
             resources: vec![("a".into(), resource(json!({"kind": "A"}), Ready::True))],
         }),
         desired: Some(State {
             composite: Some(resource(json!({"status": {}}), Ready::False)),
-            resources: vec![("b".into(), resource(json!({"kind": "B", "list": [1, "x", null, true]}), Ready::False))],
+            resources: vec![(
+                "b".into(),
+                resource(
+                    json!({"kind": "B", "list": [1, "x", null, true]}),
+                    Ready::False,
+                ),
+            )],
         }),
         input: object(input),
         context: object(json!({"apiextensions.crossplane.io/environment": {"k": "v"}})),
-        extra_resources: vec![("extra".into(), Resources { items: vec![resource(json!({"kind": "E"}), Ready::Unspecified)] })],
+        extra_resources: vec![(
+            "extra".into(),
+            Resources {
+                items: vec![resource(json!({"kind": "E"}), Ready::Unspecified)],
+            },
+        )],
         credentials: vec![
             (
                 "creds".into(),
@@ -54,11 +68,21 @@ fn full_request(input: Value) -> RunFunctionRequest {
             ("empty".into(), Credentials { source: None }),
         ],
         required_resources: vec![
-            ("req".into(), Resources { items: vec![resource(json!({"kind": "R"}), Ready::Unspecified)] }),
+            (
+                "req".into(),
+                Resources {
+                    items: vec![resource(json!({"kind": "R"}), Ready::Unspecified)],
+                },
+            ),
             ("none".into(), Resources { items: Vec::new() }),
         ],
         required_schemas: vec![
-            ("schema".into(), Schema { openapi_v3: object(json!({"type": "object"})) }),
+            (
+                "schema".into(),
+                Schema {
+                    openapi_v3: object(json!({"type": "object"})),
+                },
+            ),
             ("missing".into(), Schema { openapi_v3: None }),
         ],
     }
@@ -69,8 +93,11 @@ fn every_request_field_reaches_the_guest_sdk() {
     let rt = runtime(HostConfig::default());
     let f = load(&rt, "scripted", "xfn_test_scripted");
     let input = json!({"echo": true});
-    let rsp = f.call_blocking(&full_request(input.clone()), None).expect("runs");
-    let context: Value = serde_json::from_str(rsp.context.as_deref().unwrap_or("{}")).expect("json");
+    let rsp = f
+        .call_blocking(&full_request(input.clone()), None)
+        .expect("runs");
+    let context: Value =
+        serde_json::from_str(rsp.context.as_deref().unwrap_or("{}")).expect("json");
     // base64 of b"s3cr3t\0\xff", b"t0k"
     let details = json!({"password": "czNjcjN0AP8="});
     let expected = json!({
@@ -136,7 +163,10 @@ fn every_response_field_reaches_the_host() {
     let expected = RunFunctionResponse {
         meta: Some(ResponseMeta {
             tag: "echoed-tag".into(),
-            ttl: Some(Duration { seconds: 90, nanos: 0 }),
+            ttl: Some(Duration {
+                seconds: 90,
+                nanos: 0,
+            }),
         }),
         desired: Some(State {
             composite: Some(ResourceObject {
@@ -146,18 +176,32 @@ fn every_response_field_reaches_the_host() {
             }),
             resources: vec![(
                 "r".into(),
-                ResourceObject { resource: object(json!({"kind": "R"})), connection_details: Vec::new(), ready: Ready::False },
+                ResourceObject {
+                    resource: object(json!({"kind": "R"})),
+                    connection_details: Vec::new(),
+                    ready: Ready::False,
+                },
             )],
         }),
         results: vec![
-            FunctionResult { severity: Severity::Normal, message: "n".into(), reason: None, target: None },
+            FunctionResult {
+                severity: Severity::Normal,
+                message: "n".into(),
+                reason: None,
+                target: None,
+            },
             FunctionResult {
                 severity: Severity::Warning,
                 message: "w".into(),
                 reason: Some("Why".into()),
                 target: Some(Target::CompositeAndClaim),
             },
-            FunctionResult { severity: Severity::Unspecified, message: "u".into(), reason: None, target: Some(Target::Unspecified) },
+            FunctionResult {
+                severity: Severity::Unspecified,
+                message: "u".into(),
+                reason: None,
+                target: Some(Target::Unspecified),
+            },
         ],
         context: object(json!({"next": [1, 2]})),
         requirements: Some(Requirements {
@@ -166,12 +210,22 @@ fn every_response_field_reaches_the_host() {
                 ResourceSelector {
                     api_version: "v1".into(),
                     kind: "Secret".into(),
-                    match_: Some(ResourceMatch::MatchLabels(MatchLabels { labels: vec![("a".into(), "b".into())] })),
+                    match_: Some(ResourceMatch::MatchLabels(MatchLabels {
+                        labels: vec![("a".into(), "b".into())],
+                    })),
                     namespace: Some("ns".into()),
                 },
             )],
             resources: vec![
-                ("all".into(), ResourceSelector { api_version: "v1".into(), kind: "Namespace".into(), match_: None, namespace: None }),
+                (
+                    "all".into(),
+                    ResourceSelector {
+                        api_version: "v1".into(),
+                        kind: "Namespace".into(),
+                        match_: None,
+                        namespace: None,
+                    },
+                ),
                 (
                     "byName".into(),
                     ResourceSelector {
@@ -182,7 +236,13 @@ fn every_response_field_reaches_the_host() {
                     },
                 ),
             ],
-            schemas: vec![("s".into(), SchemaSelector { api_version: "example.org/v1".into(), kind: "XR".into() })],
+            schemas: vec![(
+                "s".into(),
+                SchemaSelector {
+                    api_version: "example.org/v1".into(),
+                    kind: "XR".into(),
+                },
+            )],
         }),
         conditions: vec![
             Condition {
@@ -192,7 +252,13 @@ fn every_response_field_reaches_the_host() {
                 message: Some("m".into()),
                 target: Some(Target::Composite),
             },
-            Condition { type_: "Other".into(), status: ConditionStatus::Unknown, reason: "Hmm".into(), message: None, target: None },
+            Condition {
+                type_: "Other".into(),
+                status: ConditionStatus::Unknown,
+                reason: "Hmm".into(),
+                message: None,
+                target: None,
+            },
         ],
         output: object(json!({"done": 1})),
     };

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use serde_json::json;
 use xfn_oci::{
-    ComponentInfo, Digest, PullPolicy, PushMetadata, RegistryOptions, component::is_allowed_import,
+    ComponentInfo, Digest, Item, ItemKind, PullPolicy, PushMetadata, RegistryOptions,
+    component::is_allowed_import,
 };
 
 /// How to reach registries, shared by the OCI subcommands.
@@ -212,7 +213,7 @@ impl Report {
             .info
             .imports
             .iter()
-            .map(|i| json!({"name": i.name, "kind": i.kind.to_string(), "allowed": is_allowed_import(&i.name)}))
+            .map(|i| json!({"name": i.name, "kind": i.kind.to_string(), "allowed": provided(i)}))
             .collect();
         value["exports"] = self
             .info
@@ -259,7 +260,7 @@ impl Report {
         ));
         out.push_str(&format!("imports ({}):\n", self.info.imports.len()));
         for i in &self.info.imports {
-            let verdict = if is_allowed_import(&i.name) {
+            let verdict = if provided(i) {
                 ""
             } else {
                 "  (not provided by xfn)"
@@ -272,6 +273,12 @@ impl Report {
         }
         out
     }
+}
+
+/// Whether the host satisfies an import: a type alias always, an
+/// interface when the allowlist admits it.
+fn provided(import: &Item) -> bool {
+    import.kind == ItemKind::Type || is_allowed_import(&import.name)
 }
 
 fn parse_annotation(text: &str) -> Result<(String, String), String> {

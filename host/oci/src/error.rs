@@ -1,0 +1,322 @@
+//! Errors a user can act on, each naming the reference it concerns.
+
+use std::path::PathBuf;
+
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+
+/// Everything that can go wrong pulling, pushing or inspecting a function.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The reference can't be parsed.
+    #[error("invalid reference `{reference}`: {reason}")]
+    InvalidReference { reference: String, reason: String },
+
+    /// The registry has no such repository, tag or digest.
+    #[error("{reference}: not found in the registry (unknown repository, tag or digest): {detail}")]
+    NotFound { reference: String, detail: String },
+
+    /// The registry refused the credentials (or needs some).
+    #[error(
+        "{reference}: authentication to {registry} failed: {detail} \
+         (check the credentials in the Docker config or the pull secret)"
+    )]
+    Unauthorized {
+        reference: String,
+        registry: String,
+        detail: String,
+    },
+
+    /// The registry can't be reached: down, refusing connections, timing out
+    /// or failing with a server error.
+    #[error("{reference}: registry {registry} is unavailable: {detail}")]
+    Unavailable {
+        reference: String,
+        registry: String,
+        detail: String,
+    },
+
+    /// The TLS connection failed: an untrusted or invalid certificate.
+    #[error(
+        "{reference}: TLS connection to {registry} failed: {detail} \
+         (pass the registry's CA with --ca-cert, or mark it with --insecure-registry if it speaks plain HTTP)"
+    )]
+    Tls {
+        reference: String,
+        registry: String,
+        detail: String,
+    },
+
+    /// The artifact has no layer of a wasm media type.
+    #[error(
+        "{reference}: no wasm component layer in the image (layer media types: {}); \
+         expected one of: {}",
+        found.join(", "),
+        crate::layout::WASM_LAYER_MEDIA_TYPES.join(", ")
+    )]
+    WrongMediaType {
+        reference: String,
+        found: Vec<String>,
+    },
+
+    /// The artifact's manifest or index doesn't have a layout xfn can run.
+    #[error("{reference}: unsupported artifact layout: {reason}")]
+    Layout { reference: String, reason: String },
+
+    /// A blob's content doesn't hash to the digest that names it.
+    #[error(
+        "{reference}: digest mismatch for {what}: expected {expected}, got {actual}; refusing it"
+    )]
+    DigestMismatch {
+        reference: String,
+        what: String,
+        expected: String,
+        actual: String,
+    },
+
+    /// A layer is larger than the configured limit.
+    #[error(
+        "{reference}: layer {digest} is {size} bytes, over the limit of {limit} bytes \
+         (raise it with --max-layer-size)"
+    )]
+    LayerTooLarge {
+        reference: String,
+        digest: String,
+        size: u64,
+        limit: u64,
+    },
+
+    /// The component imports interfaces the host does not provide.
+    #[error(
+        "{reference}: the component imports interfaces outside xfn's WIT world: {}; \
+         allowed: {}",
+        imports.join(", "),
+        crate::component::ALLOWED_IMPORTS.join(", ")
+    )]
+    ForbiddenImports {
+        reference: String,
+        imports: Vec<String>,
+    },
+
+    /// The bytes are not a wasm component xfn can run.
+    #[error("{reference}: not a usable wasm component: {reason}")]
+    InvalidComponent { reference: String, reason: String },
+
+    /// The package metadata (`package.yaml` or annotations) can't be read.
+    #[error("{reference}: invalid package metadata: {reason}")]
+    Metadata { reference: String, reason: String },
+
+    /// The pull policy is `Never` and the cache doesn't hold the artifact.
+    #[error(
+        "{reference}: not in the cache at {} and the pull policy is Never \
+         (pull it first with `xfn pull {reference}`)",
+        cache.display()
+    )]
+    NotCached { reference: String, cache: PathBuf },
+
+    /// The cache directory can't be read or written.
+    #[error("cache {}: {source}", path.display())]
+    Cache {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Credentials (Docker config, credential helper, pull secret) can't be read.
+    #[error("credentials from {source_name}: {reason}")]
+    Credentials { source_name: String, reason: String },
+
+    /// A CA certificate file can't be read.
+    #[error("CA certificate {}: {reason}", path.display())]
+    CaCert { path: PathBuf, reason: String },
+
+    /// A local component file can't be read.
+    #[error("cannot read {}: {source}", path.display())]
+    ReadFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// Any other error the registry returned.
+    #[error("{reference}: registry error: {detail}")]
+    Registry { reference: String, detail: String },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Maps an `oci-client` error to the error a user can act on.
+pub(crate) fn from_oci(reference: &str, registry: &str, err: OciDistributionError) -> Error {
+    let reference = reference.to_owned();
+    let registry = registry.to_owned();
+    match err {
+        OciDistributionError::UnauthorizedError { url } => Error::Unauthorized {
+            reference,
+            registry,
+            detail: format!("401 Unauthorized from {url}"),
+        },
+        OciDistributionError::AuthenticationFailure(detail) => Error::Unauthorized {
+            reference,
+            registry,
+            detail,
+        },
+        OciDistributionError::RegistryError { envelope, url } => {
+            let detail = format!("{envelope} ({url})");
+            let codes = || envelope.errors.iter().map(|e| &e.code);
+            if codes().any(|c| matches!(c, OciErrorCode::Unauthorized | OciErrorCode::Denied)) {
+                Error::Unauthorized {
+                    reference,
+                    registry,
+                    detail,
+                }
+            } else if codes().any(|c| {
+                matches!(
+                    c,
+                    OciErrorCode::ManifestUnknown
+                        | OciErrorCode::NameUnknown
+                        | OciErrorCode::NotFound
+                        | OciErrorCode::BlobUnknown
+                )
+            }) {
+                Error::NotFound { reference, detail }
+            } else {
+                Error::Registry { reference, detail }
+            }
+        }
+        OciDistributionError::ServerError { code, url, message } => {
+            let detail = format!("HTTP {code} from {url}: {}", message.trim());
+            match code {
+                401 | 403 => Error::Unauthorized {
+                    reference,
+                    registry,
+                    detail,
+                },
+                404 => Error::NotFound { reference, detail },
+                500.. => Error::Unavailable {
+                    reference,
+                    registry,
+                    detail,
+                },
+                _ => Error::Registry { reference, detail },
+            }
+        }
+        OciDistributionError::ImageManifestNotFoundError(detail) => {
+            Error::NotFound { reference, detail }
+        }
+        OciDistributionError::DigestError(oci_client::errors::DigestError::VerificationError {
+            expected,
+            actual,
+        }) => Error::DigestMismatch {
+            reference,
+            what: String::from("manifest"),
+            expected,
+            actual,
+        },
+        OciDistributionError::IncompatibleLayerMediaTypeError(found) => Error::WrongMediaType {
+            reference,
+            found: vec![found],
+        },
+        OciDistributionError::RequestError(e) => from_request(reference, registry, &e),
+        other => Error::Registry {
+            reference,
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// What a failed HTTP request says about the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConnectFailure {
+    /// The peer answered, but not with TLS (a plain-HTTP registry).
+    NotTls,
+    /// The peer's certificate was refused.
+    Certificate,
+    /// Anything else: refused, reset, timed out, DNS.
+    Other,
+}
+
+/// Classifies a transport error by walking its source chain.
+pub(crate) fn connect_failure(err: &(dyn std::error::Error + 'static)) -> ConnectFailure {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        match e.downcast_ref::<rustls::Error>() {
+            Some(rustls::Error::InvalidMessage(_))
+            | Some(rustls::Error::InappropriateMessage { .. }) => {
+                return ConnectFailure::NotTls;
+            }
+            Some(rustls::Error::InvalidCertificate(_))
+            | Some(rustls::Error::NoCertificatesPresented) => {
+                return ConnectFailure::Certificate;
+            }
+            Some(_) => return ConnectFailure::Other,
+            None => {}
+        }
+        next = cause(e);
+    }
+    ConnectFailure::Other
+}
+
+/// The next error of a chain. `io::Error::source` skips the error it
+/// wraps, so an `io::Error` yields its inner error instead.
+fn cause<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    match e
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref())
+    {
+        Some(inner) => Some(inner),
+        None => e.source(),
+    }
+}
+
+/// The full chain of an error's messages, joined by `: `.
+pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut next = cause(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if parts.last().is_none_or(|last| !last.contains(&text)) {
+            parts.push(text);
+        }
+        next = cause(e);
+    }
+    parts.join(": ")
+}
+
+fn from_request(reference: String, registry: String, err: &reqwest::Error) -> Error {
+    let detail = chain(err);
+    if let Some(status) = err.status() {
+        return match status.as_u16() {
+            401 | 403 => Error::Unauthorized {
+                reference,
+                registry,
+                detail,
+            },
+            404 => Error::NotFound { reference, detail },
+            500.. => Error::Unavailable {
+                reference,
+                registry,
+                detail,
+            },
+            _ => Error::Registry { reference, detail },
+        };
+    }
+    match connect_failure(err) {
+        ConnectFailure::Certificate => Error::Tls {
+            reference,
+            registry,
+            detail,
+        },
+        ConnectFailure::NotTls => Error::Tls {
+            reference,
+            registry,
+            detail: format!("{detail} (the registry does not speak TLS)"),
+        },
+        ConnectFailure::Other => Error::Unavailable {
+            reference,
+            registry,
+            detail,
+        },
+    }
+}

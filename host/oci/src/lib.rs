@@ -1,0 +1,56 @@
+//! # xfn-oci: wasm function packages from OCI registries
+//!
+//! Pulls, verifies, caches and pushes Crossplane composition functions built
+//! as wasm components.
+//!
+//! * [`resolve`] turns a reference (`registry/repo:tag` or `…@sha256:…`)
+//!   into a verified component per a [`PullPolicy`], from the on-disk
+//!   [`Cache`] or the registry. It accepts the CNCF wasm artifact, older
+//!   wasm media types, xpkg-style images with a wasm layer beside the
+//!   `package.yaml` base layer, and image indexes (see [`layout`]).
+//! * [`push`] publishes a component as a CNCF wasm artifact.
+//! * [`ComponentInfo`] reads what a component imports and exports; a
+//!   component importing anything outside [`ALLOWED_IMPORTS`] is refused
+//!   before it is compiled.
+//!
+//! Every blob is checked against its digest before use, and every error
+//! names the reference it concerns ([`Error`]).
+
+mod auth;
+pub mod cache;
+pub mod component;
+mod digest;
+mod error;
+pub mod layout;
+mod options;
+pub mod package;
+mod pull;
+mod push;
+mod reference;
+mod transport;
+
+pub use cache::{CACHE_DIR_ENV, Cache};
+pub use component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, Item, ItemKind};
+pub use digest::Digest;
+pub use error::{Error, Result};
+pub use layout::Layout;
+pub use options::{DEFAULT_MAX_LAYER_SIZE, PullPolicy, RegistryOptions, parse_size};
+pub use package::{FunctionMetadata, MetadataSource};
+pub use pull::{PulledFunction, resolve};
+pub use push::{Artifact, PushMetadata, Pushed, build_artifact, push};
+pub use reference::ImageRef;
+
+/// The render annotation that carries a function's pull policy.
+pub const PULL_POLICY_ANNOTATION: &str = "render.crossplane.io/runtime-docker-pull-policy";
+
+/// Reads a component file and lists its imports and exports.
+pub fn inspect_file(path: &std::path::Path) -> Result<ComponentInfo> {
+    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
+        path: path.to_owned(),
+        source,
+    })?;
+    ComponentInfo::read(&bytes).map_err(|reason| Error::InvalidComponent {
+        reference: path.display().to_string(),
+        reason,
+    })
+}

@@ -1,0 +1,493 @@
+//! Resolving a reference to a verified wasm component: from the cache, or
+//! from the registry into the cache, per the pull policy.
+
+use std::path::PathBuf;
+
+use futures_util::StreamExt;
+use oci_client::RegistryOperation;
+use oci_client::manifest::{OciDescriptor, OciImageManifest, OciManifest};
+
+use crate::cache::Cache;
+use crate::component::ComponentInfo;
+use crate::digest::Digest;
+use crate::error::{Error, Result};
+use crate::layout::{self, Layout, LayoutError, MANIFEST_MEDIA_TYPES};
+use crate::options::{MAX_METADATA_SIZE, PullPolicy, RegistryOptions};
+use crate::package::{self, FunctionMetadata};
+use crate::reference::ImageRef;
+use crate::transport::Session;
+
+/// A function component resolved from a registry or the cache, verified
+/// and checked against the host's WIT world, ready to compile.
+#[derive(Debug, Clone)]
+pub struct PulledFunction {
+    /// The reference as given.
+    pub reference: String,
+    /// The digest of the image manifest that was resolved (for an index,
+    /// the manifest of its wasm entry). Pin with `<repository>@<digest>`.
+    pub digest: Digest,
+    /// The digest of the index the reference pointed to, if it was one.
+    pub index_digest: Option<Digest>,
+    /// The component's bytes.
+    pub wasm: Vec<u8>,
+    /// The component's digest.
+    pub wasm_digest: Digest,
+    /// Where the component lives in the cache.
+    pub wasm_path: PathBuf,
+    /// The artifact's layout.
+    pub layout: Layout,
+    /// The function's name and capabilities.
+    pub metadata: FunctionMetadata,
+    /// What the component imports and exports.
+    pub component: ComponentInfo,
+    /// Whether everything came from the cache, without the network.
+    pub from_cache: bool,
+}
+
+/// Resolves `reference` to a verified function component, following
+/// `policy`:
+///
+/// * `IfNotPresent`: the cache when it holds the artifact (a tag as last
+///   pulled), else the registry;
+/// * `Always`: the registry resolves the tag (cached blobs are reused);
+/// * `Never`: the cache alone.
+///
+/// Every blob is checked against its digest, every layer against
+/// `options.max_layer_size`, and the component's imports against
+/// [`crate::ALLOWED_IMPORTS`], before anything is returned. A tag's
+/// resolved digest is logged. What the registry returned is cached only
+/// once all of it is verified.
+pub async fn resolve(
+    reference: &str,
+    policy: PullPolicy,
+    options: &RegistryOptions,
+) -> Result<PulledFunction> {
+    let reference = ImageRef::parse(reference)?;
+    let cache = Cache::new(&options.cache_dir);
+    match policy {
+        PullPolicy::Never => {
+            from_cache(&reference, &cache, options)?.ok_or_else(|| Error::NotCached {
+                reference: reference.text().to_owned(),
+                cache: cache.root().to_owned(),
+            })
+        }
+        PullPolicy::IfNotPresent => match from_cache(&reference, &cache, options)? {
+            Some(found) => Ok(found),
+            None => from_registry(&reference, &cache, options).await,
+        },
+        PullPolicy::Always => from_registry(&reference, &cache, options).await,
+    }
+}
+
+/// The blobs of one artifact, verified, before the checks that turn them
+/// into a [`PulledFunction`].
+struct Fetched {
+    digest: Digest,
+    index_digest: Option<Digest>,
+    manifest: OciImageManifest,
+    config: Vec<u8>,
+    wasm: Vec<u8>,
+    base: Option<Vec<u8>>,
+    layout: Layout,
+}
+
+/// The artifact from the cache alone, or `None` if any part is missing
+/// (or was corrupt, and has been removed).
+fn from_cache(
+    reference: &ImageRef,
+    cache: &Cache,
+    options: &RegistryOptions,
+) -> Result<Option<PulledFunction>> {
+    let top = match reference.digest() {
+        Some(d) => d,
+        None => match cache.read_ref(reference)? {
+            Some(d) => d,
+            None => return Ok(None),
+        },
+    };
+    let Some(bytes) = cache.read_blob(&top)? else {
+        return Ok(None);
+    };
+    let (digest, index_digest, manifest) = match parse_manifest(reference, &bytes)? {
+        OciManifest::Image(m) => (top, None, m),
+        OciManifest::ImageIndex(index) => {
+            let entry =
+                layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
+            let child = parse_digest(reference, &entry.digest)?;
+            let Some(bytes) = cache.read_blob(&child)? else {
+                return Ok(None);
+            };
+            match parse_manifest(reference, &bytes)? {
+                OciManifest::Image(m) => (child, Some(top), m),
+                OciManifest::ImageIndex(_) => return Err(nested_index(reference)),
+            }
+        }
+    };
+    let Some(config) = cache.read_blob(&parse_digest(reference, &manifest.config.digest)?)? else {
+        return Ok(None);
+    };
+    let selected = layout::select_layers(&manifest, json(&config).as_ref())
+        .map_err(|e| layout_error(reference, e))?;
+    check_size(reference, &selected.wasm, options.max_layer_size)?;
+    let Some(wasm) = cache.read_blob(&parse_digest(reference, &selected.wasm.digest)?)? else {
+        return Ok(None);
+    };
+    let base = match &selected.base {
+        Some(layer) => match cache.read_blob(&parse_digest(reference, &layer.digest)?)? {
+            Some(bytes) => Some(bytes),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    let fetched = Fetched {
+        digest,
+        index_digest,
+        manifest,
+        config,
+        wasm,
+        base,
+        layout: selected.layout,
+    };
+    tracing::debug!("{reference}: using the cached {}", fetched.digest);
+    finish(reference, cache, fetched, true).map(Some)
+}
+
+/// Pulls the artifact from the registry, verifies and checks it, and only
+/// then stores it in the cache.
+async fn from_registry(
+    reference: &ImageRef,
+    cache: &Cache,
+    options: &RegistryOptions,
+) -> Result<PulledFunction> {
+    let session = Session::open(reference, RegistryOperation::Pull, options).await?;
+    let (top_bytes, top) = pull_manifest(&session, reference).await?;
+    if reference.digest().is_none() {
+        tracing::info!("resolved {reference} to {top}");
+    }
+    let mut manifests = vec![(top.clone(), top_bytes.clone())];
+    let (digest, index_digest, manifest) = match parse_manifest(reference, &top_bytes)? {
+        OciManifest::Image(m) => (top.clone(), None, m),
+        OciManifest::ImageIndex(index) => {
+            let entry =
+                layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
+            let child = parse_digest(reference, &entry.digest)?;
+            let (bytes, child) = pull_manifest(&session, &reference.with_digest(&child)).await?;
+            tracing::info!("{reference}: using index entry {child}");
+            let parsed = parse_manifest(reference, &bytes)?;
+            manifests.push((child.clone(), bytes));
+            match parsed {
+                OciManifest::Image(m) => (child, Some(top.clone()), m),
+                OciManifest::ImageIndex(_) => return Err(nested_index(reference)),
+            }
+        }
+    };
+
+    let config = fetch_blob(
+        &session,
+        cache,
+        &manifest.config,
+        MAX_METADATA_SIZE,
+        "config",
+    )
+    .await?;
+    let config_json = json(&config);
+    precheck_declared_imports(reference, config_json.as_ref())?;
+    let selected = layout::select_layers(&manifest, config_json.as_ref())
+        .map_err(|e| layout_error(reference, e))?;
+    let wasm = fetch_blob(
+        &session,
+        cache,
+        &selected.wasm,
+        options.max_layer_size,
+        "wasm layer",
+    )
+    .await?;
+    let base = match &selected.base {
+        Some(layer) => Some(
+            fetch_blob(
+                &session,
+                cache,
+                layer,
+                options.max_layer_size,
+                "package layer",
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    let fetched = Fetched {
+        digest,
+        index_digest,
+        manifest,
+        config,
+        wasm,
+        base,
+        layout: selected.layout,
+    };
+    let pulled = finish(reference, cache, fetched, false)?;
+
+    // Everything is verified: store the manifests, then the tag record.
+    for (digest, bytes) in &manifests {
+        cache.write_blob(digest, bytes)?;
+    }
+    if reference.digest().is_none() {
+        cache.write_ref(reference, &top)?;
+    }
+    Ok(pulled)
+}
+
+/// Checks the component and reads its metadata; stores the config and
+/// layers of a fresh pull.
+fn finish(
+    reference: &ImageRef,
+    cache: &Cache,
+    fetched: Fetched,
+    from_cache: bool,
+) -> Result<PulledFunction> {
+    let text = reference.text().to_owned();
+    let component =
+        ComponentInfo::read(&fetched.wasm).map_err(|reason| Error::InvalidComponent {
+            reference: text.clone(),
+            reason,
+        })?;
+    let forbidden = component.forbidden_imports();
+    if !forbidden.is_empty() {
+        return Err(Error::ForbiddenImports {
+            reference: text,
+            imports: forbidden,
+        });
+    }
+    let config_json = json(&fetched.config);
+    let metadata = match &fetched.base {
+        Some(layer) => package::from_package_layer(layer).map_err(|reason| Error::Metadata {
+            reference: text.clone(),
+            reason,
+        })?,
+        None => package::from_annotations(
+            fetched.manifest.annotations.as_ref(),
+            config_json.as_ref(),
+            reference.short_name(),
+        ),
+    };
+    let wasm_digest = Digest::of(&fetched.wasm);
+    let wasm_path = cache.blob_path(&wasm_digest);
+    if !from_cache {
+        cache.write_blob(&wasm_digest, &fetched.wasm)?;
+        cache.write_blob(&Digest::of(&fetched.config), &fetched.config)?;
+        if let Some(base) = &fetched.base {
+            cache.write_blob(&Digest::of(base), base)?;
+        }
+    }
+    Ok(PulledFunction {
+        reference: text,
+        digest: fetched.digest,
+        index_digest: fetched.index_digest,
+        wasm: fetched.wasm,
+        wasm_digest,
+        wasm_path,
+        layout: fetched.layout,
+        metadata,
+        component,
+        from_cache,
+    })
+}
+
+/// Fetches a manifest and checks it against the digest that names it (the
+/// reference's, else the registry's `Docker-Content-Digest`).
+async fn pull_manifest(session: &Session, reference: &ImageRef) -> Result<(Vec<u8>, Digest)> {
+    let (bytes, claimed) = session
+        .client
+        .pull_manifest_raw(reference.oci(), &session.auth, MANIFEST_MEDIA_TYPES)
+        .await
+        .map_err(|e| session.error(e))?;
+    if bytes.len() as u64 > MAX_METADATA_SIZE {
+        return Err(Error::Layout {
+            reference: session.reference.text().to_owned(),
+            reason: format!(
+                "the manifest is {} bytes, over {MAX_METADATA_SIZE}",
+                bytes.len()
+            ),
+        });
+    }
+    let actual = Digest::of(&bytes);
+    let expected = match reference.digest() {
+        Some(d) => d,
+        None => parse_digest(reference, &claimed)?,
+    };
+    if actual != expected {
+        return Err(Error::DigestMismatch {
+            reference: session.reference.text().to_owned(),
+            what: String::from("manifest"),
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        });
+    }
+    Ok((bytes.to_vec(), actual))
+}
+
+/// A verified blob: from the cache if it is there, else downloaded (at most
+/// `limit` bytes) and checked against its digest. Nothing is written here.
+async fn fetch_blob(
+    session: &Session,
+    cache: &Cache,
+    layer: &OciDescriptor,
+    limit: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let reference = &session.reference;
+    let expected = parse_digest(reference, &layer.digest)?;
+    check_size(reference, layer, limit)?;
+    if let Some(bytes) = cache.read_blob(&expected)? {
+        return Ok(bytes);
+    }
+    let mut stream = session
+        .client
+        .pull_blob_stream(reference.oci(), layer)
+        .await
+        .map_err(|e| session.error(e))?;
+    let declared = u64::try_from(layer.size).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(usize::try_from(declared.min(limit)).unwrap_or(0));
+    while let Some(chunk) = stream.next().await {
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => return Err(stream_error(reference, what, &expected, e)),
+        };
+        bytes.extend_from_slice(&chunk);
+        let len = bytes.len() as u64;
+        if len > limit {
+            return Err(too_large(reference, layer, len, limit));
+        }
+        if len > declared {
+            return Err(Error::DigestMismatch {
+                reference: reference.text().to_owned(),
+                what: format!("{what} {expected}"),
+                expected: format!("{declared} bytes"),
+                actual: format!("more than {declared} bytes"),
+            });
+        }
+    }
+    let actual = Digest::of(&bytes);
+    if actual != expected {
+        return Err(Error::DigestMismatch {
+            reference: reference.text().to_owned(),
+            what: what.to_owned(),
+            expected: expected.to_string(),
+            actual: actual.to_string(),
+        });
+    }
+    Ok(bytes)
+}
+
+/// An error while streaming a blob: oci-client's own digest check, or the
+/// transport.
+fn stream_error(reference: &ImageRef, what: &str, expected: &Digest, err: std::io::Error) -> Error {
+    use oci_client::errors::{DigestError, OciDistributionError};
+    let inner = err.get_ref();
+    let verification = inner
+        .and_then(|e| e.downcast_ref::<DigestError>())
+        .or_else(
+            || match inner.and_then(|e| e.downcast_ref::<OciDistributionError>()) {
+                Some(OciDistributionError::DigestError(d)) => Some(d),
+                _ => None,
+            },
+        );
+    if let Some(DigestError::VerificationError { actual, .. }) = verification {
+        return Error::DigestMismatch {
+            reference: reference.text().to_owned(),
+            what: what.to_owned(),
+            expected: expected.to_string(),
+            actual: actual.clone(),
+        };
+    }
+    Error::Unavailable {
+        reference: reference.text().to_owned(),
+        registry: reference.registry().to_owned(),
+        detail: format!("reading {what} {expected}: {}", crate::error::chain(&err)),
+    }
+}
+
+/// A CNCF config lists the component's imports: refuse before downloading
+/// the layer when they already show it can't run. Only qualified interface
+/// names (`ns:pkg/iface@ver`) are judged here; the component itself is
+/// checked in full once downloaded.
+fn precheck_declared_imports(
+    reference: &ImageRef,
+    config: Option<&serde_json::Value>,
+) -> Result<()> {
+    let Some(imports) = config
+        .and_then(|c| c.get("component"))
+        .and_then(|c| c.get("imports"))
+        .and_then(|i| i.as_array())
+    else {
+        return Ok(());
+    };
+    let forbidden: Vec<String> = imports
+        .iter()
+        .filter_map(|i| i.as_str())
+        .filter(|i| i.contains(':') && !crate::component::is_allowed_import(i))
+        .map(str::to_owned)
+        .collect();
+    if forbidden.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::ForbiddenImports {
+            reference: reference.text().to_owned(),
+            imports: forbidden,
+        })
+    }
+}
+
+fn check_size(reference: &ImageRef, layer: &OciDescriptor, limit: u64) -> Result<()> {
+    let size = u64::try_from(layer.size).unwrap_or(u64::MAX);
+    if size > limit {
+        return Err(too_large(reference, layer, size, limit));
+    }
+    Ok(())
+}
+
+fn too_large(reference: &ImageRef, layer: &OciDescriptor, size: u64, limit: u64) -> Error {
+    Error::LayerTooLarge {
+        reference: reference.text().to_owned(),
+        digest: layer.digest.clone(),
+        size,
+        limit,
+    }
+}
+
+fn parse_manifest(reference: &ImageRef, bytes: &[u8]) -> Result<OciManifest> {
+    serde_json::from_slice(bytes).map_err(|e| Error::Layout {
+        reference: reference.text().to_owned(),
+        reason: format!("the manifest is neither an image manifest nor an index: {e}"),
+    })
+}
+
+fn parse_digest(reference: &ImageRef, text: &str) -> Result<Digest> {
+    text.parse().map_err(|reason| Error::Layout {
+        reference: reference.text().to_owned(),
+        reason,
+    })
+}
+
+fn json(bytes: &[u8]) -> Option<serde_json::Value> {
+    serde_json::from_slice(bytes).ok()
+}
+
+fn nested_index(reference: &ImageRef) -> Error {
+    Error::Layout {
+        reference: reference.text().to_owned(),
+        reason: String::from("an image index whose wasm entry is another index"),
+    }
+}
+
+fn layout_error(reference: &ImageRef, err: LayoutError) -> Error {
+    match err {
+        LayoutError::NoWasmLayer(found) => Error::WrongMediaType {
+            reference: reference.text().to_owned(),
+            found,
+        },
+        LayoutError::Unsupported(reason) => Error::Layout {
+            reference: reference.text().to_owned(),
+            reason,
+        },
+    }
+}

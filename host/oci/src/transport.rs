@@ -1,0 +1,130 @@
+//! Connecting to a registry: TLS (rustls with the ring provider, extra CA
+//! certificates), plain HTTP for insecure and loopback registries, and the
+//! first authenticated request.
+
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use oci_client::errors::OciDistributionError;
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, RegistryOperation};
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+
+use crate::auth;
+use crate::error::{ConnectFailure, Error, Result, connect_failure, from_oci};
+use crate::options::RegistryOptions;
+use crate::reference::ImageRef;
+
+/// An authenticated connection to the registry of one reference.
+pub(crate) struct Session {
+    pub client: Client,
+    pub auth: RegistryAuth,
+    pub reference: ImageRef,
+}
+
+impl Session {
+    /// Connects to `reference`'s registry for `op`: reads credentials,
+    /// picks HTTPS or plain HTTP, and performs the registry's auth
+    /// handshake (which also tells whether it is up).
+    ///
+    /// A registry marked insecure is reached over plain HTTP. A loopback
+    /// registry is tried over HTTPS first and over plain HTTP if it does not
+    /// speak TLS (as Docker does).
+    pub async fn open(
+        reference: &ImageRef,
+        op: RegistryOperation,
+        options: &RegistryOptions,
+    ) -> Result<Session> {
+        install_crypto_provider();
+        let registry = reference.registry();
+        let auth = auth::credentials_for(registry, options).await?;
+        let certs = read_ca_certs(options)?;
+        let insecure = options.is_insecure(registry);
+        let protocol = if insecure {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
+        };
+        let client = build_client(reference, protocol, &certs, options)?;
+        let client = match client.auth(reference.oci(), &auth, op).await {
+            Ok(_) => client,
+            Err(OciDistributionError::RequestError(e))
+                if !insecure
+                    && reference.is_loopback()
+                    && connect_failure(&e) == ConnectFailure::NotTls =>
+            {
+                tracing::debug!("{registry} does not speak TLS; using plain HTTP (loopback)");
+                let client = build_client(reference, ClientProtocol::Http, &certs, options)?;
+                client
+                    .auth(reference.oci(), &auth, op)
+                    .await
+                    .map_err(|e| from_oci(reference.text(), registry, e))?;
+                client
+            }
+            Err(e) => return Err(from_oci(reference.text(), registry, e)),
+        };
+        Ok(Session {
+            client,
+            auth,
+            reference: reference.clone(),
+        })
+    }
+
+    /// Maps an oci-client error to ours, naming this session's reference.
+    pub fn error(&self, err: OciDistributionError) -> Error {
+        from_oci(self.reference.text(), self.reference.registry(), err)
+    }
+}
+
+/// Makes ring the process's rustls crypto provider, unless one is set.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Another thread may have won the race; either provider is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+fn build_client(
+    reference: &ImageRef,
+    protocol: ClientProtocol,
+    certs: &[Certificate],
+    options: &RegistryOptions,
+) -> Result<Client> {
+    let config = ClientConfig {
+        protocol,
+        extra_root_certificates: certs.to_vec(),
+        connect_timeout: Some(options.connect_timeout),
+        read_timeout: Some(options.read_timeout),
+        user_agent: concat!("xfn/", env!("CARGO_PKG_VERSION")),
+        // Index entries are chosen by xfn (the wasm entry), not by platform.
+        platform_resolver: None,
+        ..ClientConfig::default()
+    };
+    Client::try_from(config).map_err(|e| Error::Registry {
+        reference: reference.text().to_owned(),
+        detail: format!("cannot set up the HTTP client: {e}"),
+    })
+}
+
+/// Reads every certificate of every `--ca-cert` PEM file.
+fn read_ca_certs(options: &RegistryOptions) -> Result<Vec<Certificate>> {
+    let mut certs = Vec::new();
+    for path in &options.ca_certs {
+        let fail = |reason: String| Error::CaCert {
+            path: path.clone(),
+            reason,
+        };
+        let iter = CertificateDer::pem_file_iter(path).map_err(|e| fail(e.to_string()))?;
+        let before = certs.len();
+        for cert in iter {
+            let cert = cert.map_err(|e| fail(format!("bad PEM: {e}")))?;
+            certs.push(Certificate {
+                encoding: CertificateEncoding::Der,
+                data: cert.as_ref().to_vec(),
+            });
+        }
+        if certs.len() == before {
+            return Err(fail(String::from("no PEM certificate in the file")));
+        }
+    }
+    Ok(certs)
+}

@@ -1,0 +1,440 @@
+//! The functions a server serves: where each one's component comes from,
+//! and loading them into a [`FunctionTable`].
+//!
+//! Functions are listed in a `functions.yaml`-style file of Crossplane
+//! `Function` objects, or given as `NAME=PATH.wasm`. A Function's component
+//! is the local file its `render.crossplane.io/runtime-wasm-module`
+//! annotation names (a relative path is relative to the current directory,
+//! as in `xfn render`), else the package its
+//! `spec.package` names, found by a [`PackageResolver`]: by default only the
+//! functions that ship with xfn. The annotation `xfn.dev/serve-port` gives a
+//! function a port of its own.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::router::FunctionTable;
+use crate::{WasmFunction, WasmRuntime, builtin};
+
+/// The annotation naming a Function's local wasm component.
+pub const WASM_MODULE_ANNOTATION: &str = "render.crossplane.io/runtime-wasm-module";
+
+/// The annotation giving a Function a port of its own in `xfn serve`.
+pub const SERVE_PORT_ANNOTATION: &str = "xfn.dev/serve-port";
+
+/// Where a function's component comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A local `.wasm` component.
+    Wasm(PathBuf),
+    /// An OCI package reference (`spec.package`).
+    Package(String),
+}
+
+/// A function to serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionSpec {
+    /// Its name, which is also the first label of the authority it is
+    /// dialed at.
+    pub name: String,
+    /// Its component.
+    pub source: Source,
+    /// A port of its own, if any.
+    pub port: Option<u16>,
+}
+
+/// Why the functions could not be listed or loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The functions file is not what it should be.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file (or `--function` for a flag).
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A package reference could not be resolved to a component.
+    #[error("function {function:?}: {reason}")]
+    Package {
+        /// The function.
+        function: String,
+        /// Why.
+        reason: String,
+    },
+    /// A component could not be compiled or linked.
+    #[error(transparent)]
+    Load(#[from] crate::Error),
+}
+
+fn invalid(path: &Path, reason: impl Into<String>) -> LoadError {
+    LoadError::Invalid {
+        path: path.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Checks that `name` can be routed by authority: a DNS label.
+fn check_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "function name {name:?} is not a DNS label (lower-case letters, digits and '-', \
+             at most 63), so it can't be dialed as <name>.<namespace>"
+        ))
+    }
+}
+
+impl FunctionSpec {
+    /// Parses a `NAME=PATH.wasm` flag.
+    pub fn parse_flag(flag: &str) -> Result<FunctionSpec, LoadError> {
+        let origin = Path::new("--function");
+        let (name, path) = flag
+            .split_once('=')
+            .ok_or_else(|| invalid(origin, format!("{flag:?} is not NAME=PATH.wasm")))?;
+        check_name(name).map_err(|r| invalid(origin, r))?;
+        if path.is_empty() {
+            return Err(invalid(origin, format!("{flag:?} has no path")));
+        }
+        Ok(FunctionSpec {
+            name: name.to_owned(),
+            source: Source::Wasm(PathBuf::from(path)),
+            port: None,
+        })
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Object {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    metadata: Metadata,
+    #[serde(default)]
+    spec: Spec,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Metadata {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Spec {
+    #[serde(default)]
+    package: Option<String>,
+}
+
+/// Reads a functions file.
+pub fn read_functions_file(path: &Path) -> Result<Vec<FunctionSpec>, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_functions(&text, path)
+}
+
+/// Parses the `Function` objects of a YAML stream read from `path`.
+pub fn parse_functions(yaml: &str, path: &Path) -> Result<Vec<FunctionSpec>, LoadError> {
+    let mut specs = Vec::new();
+    for (index, document) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
+        let value = serde_yaml_ng::Value::deserialize(document)
+            .map_err(|e| invalid(path, format!("document {}: {e}", index + 1)))?;
+        if value.is_null() {
+            continue;
+        }
+        let object: Object = serde_yaml_ng::from_value(value)
+            .map_err(|e| invalid(path, format!("document {}: {e}", index + 1)))?;
+        specs.push(
+            function_spec(object)
+                .map_err(|reason| invalid(path, format!("document {}: {reason}", index + 1)))?,
+        );
+    }
+    Ok(specs)
+}
+
+fn function_spec(object: Object) -> Result<FunctionSpec, String> {
+    if object.kind != "Function" || !object.api_version.starts_with("pkg.crossplane.io/") {
+        return Err(format!(
+            "want a pkg.crossplane.io Function, got {} {}",
+            object.api_version, object.kind
+        ));
+    }
+    let name = object.metadata.name;
+    check_name(&name)?;
+    let annotations = object.metadata.annotations;
+    let port = annotations
+        .get(SERVE_PORT_ANNOTATION)
+        .map(|p| {
+            p.parse::<u16>().map_err(|_| {
+                format!("function {name:?}: {SERVE_PORT_ANNOTATION} {p:?} is not a port")
+            })
+        })
+        .transpose()?;
+    let source = match (annotations.get(WASM_MODULE_ANNOTATION), object.spec.package) {
+        (Some(module), _) => Source::Wasm(PathBuf::from(module)),
+        (None, Some(package)) => Source::Package(package),
+        (None, None) => {
+            return Err(format!(
+                "function {name:?} has neither a {WASM_MODULE_ANNOTATION} annotation nor a spec.package"
+            ));
+        }
+    };
+    Ok(FunctionSpec { name, source, port })
+}
+
+/// Finds the component of a function by its package reference.
+///
+/// This is where OCI registries plug in: [`BuiltinPackages`] only knows the
+/// functions that ship with xfn; a resolver that pulls packages implements
+/// this trait and is given to [`Loader::with_packages`].
+pub trait PackageResolver: Send + Sync {
+    /// The component of function `function`, whose `spec.package` is `package`.
+    fn component(&self, function: &str, package: &str) -> Result<Cow<'static, [u8]>, String>;
+}
+
+/// Resolves packages to the functions built into xfn.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinPackages;
+
+impl PackageResolver for BuiltinPackages {
+    fn component(&self, _function: &str, package: &str) -> Result<Cow<'static, [u8]>, String> {
+        match builtin::for_package(package) {
+            Some(builtin::Builtin {
+                component: Some(bytes),
+                ..
+            }) => Ok(Cow::Borrowed(bytes)),
+            Some(builtin) => Err(format!(
+                "built-in function {} is not in this build of xfn (build it with `make build`)",
+                builtin.name
+            )),
+            None => Err(format!(
+                "package {package:?} is not a function that ships with xfn, and pulling \
+                 packages is not supported yet; set the {WASM_MODULE_ANNOTATION} annotation \
+                 to a local .wasm file"
+            )),
+        }
+    }
+}
+
+type Sha256Digest = [u8; 32];
+
+/// Loads function specs into a [`FunctionTable`], reusing the functions
+/// whose component is unchanged since the last load.
+pub struct Loader {
+    runtime: WasmRuntime,
+    packages: Box<dyn PackageResolver>,
+    loaded: Mutex<HashMap<String, (Sha256Digest, Arc<WasmFunction>)>>,
+}
+
+impl Loader {
+    /// A loader on `runtime` that resolves packages to built-in functions.
+    pub fn new(runtime: WasmRuntime) -> Loader {
+        Loader::with_packages(runtime, BuiltinPackages)
+    }
+
+    /// A loader on `runtime` that resolves packages with `packages`.
+    pub fn with_packages(runtime: WasmRuntime, packages: impl PackageResolver + 'static) -> Loader {
+        Loader {
+            runtime,
+            packages: Box::new(packages),
+            loaded: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Loads every function in `specs`, all or none. Compiling is slow: run
+    /// this off the async runtime (`spawn_blocking`).
+    pub fn load(&self, specs: &[FunctionSpec]) -> Result<FunctionTable, LoadError> {
+        let mut seen = HashSet::new();
+        if let Some(dup) = specs.iter().find(|s| !seen.insert(s.name.as_str())) {
+            return Err(LoadError::Package {
+                function: dup.name.clone(),
+                reason: "is listed more than once".into(),
+            });
+        }
+        let previous = self
+            .loaded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let mut loaded = HashMap::new();
+        let mut table = FunctionTable::new();
+        for spec in specs {
+            let bytes = self.component(spec)?;
+            let digest: Sha256Digest = Sha256::digest(&bytes).into();
+            let function = match previous.get(&spec.name) {
+                Some((d, f)) if *d == digest => f.clone(),
+                _ => Arc::new(self.runtime.load(&spec.name, &bytes)?),
+            };
+            table.insert(spec.name.clone(), function.clone());
+            loaded.insert(spec.name.clone(), (digest, function));
+        }
+        *self.loaded.lock().unwrap_or_else(PoisonError::into_inner) = loaded;
+        Ok(table)
+    }
+
+    fn component(&self, spec: &FunctionSpec) -> Result<Cow<'static, [u8]>, LoadError> {
+        match &spec.source {
+            Source::Wasm(path) => {
+                std::fs::read(path)
+                    .map(Cow::Owned)
+                    .map_err(|source| LoadError::Read {
+                        path: path.clone(),
+                        source,
+                    })
+            }
+            Source::Package(package) => {
+                self.packages
+                    .component(&spec.name, package)
+                    .map_err(|reason| LoadError::Package {
+                        function: spec.name.clone(),
+                        reason,
+                    })
+            }
+        }
+    }
+}
+
+/// The modification time and size of files, to notice when they change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint(Vec<(PathBuf, Option<(SystemTime, u64)>)>);
+
+impl Fingerprint {
+    /// The fingerprint of the functions file (if any) and every local
+    /// component in `specs`.
+    pub fn of(functions_file: Option<&Path>, specs: &[FunctionSpec]) -> Fingerprint {
+        let wasm = specs.iter().filter_map(|s| match &s.source {
+            Source::Wasm(path) => Some(path.as_path()),
+            Source::Package(_) => None,
+        });
+        let files = functions_file.into_iter().chain(wasm).map(|path| {
+            let meta = std::fs::metadata(path)
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())));
+            (path.to_owned(), meta)
+        });
+        Fingerprint(files.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FUNCTIONS: &str = r#"
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-a
+  annotations:
+    render.crossplane.io/runtime-wasm-module: a.wasm
+    xfn.dev/serve-port: "9444"
+spec:
+  package: xpkg.crossplane.io/example/function-a:v1
+---
+apiVersion: pkg.crossplane.io/v1beta1
+kind: Function
+metadata:
+  name: function-auto-ready
+spec:
+  package: xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.2.1
+"#;
+
+    #[test]
+    fn parses_functions_files() {
+        let specs = parse_functions(FUNCTIONS, Path::new("/cfg/functions.yaml")).expect("parses");
+        assert_eq!(
+            specs,
+            vec![
+                FunctionSpec {
+                    name: "function-a".into(),
+                    source: Source::Wasm(PathBuf::from("a.wasm")),
+                    port: Some(9444),
+                },
+                FunctionSpec {
+                    name: "function-auto-ready".into(),
+                    source: Source::Package(
+                        "xpkg.crossplane.io/crossplane-contrib/function-auto-ready:v0.2.1".into()
+                    ),
+                    port: None,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_bad_functions() {
+        let cases = [
+            (
+                "kind: Composition\napiVersion: apiextensions.crossplane.io/v1\n",
+                "want a pkg.crossplane.io Function",
+            ),
+            (
+                "kind: Function\napiVersion: pkg.crossplane.io/v1\nmetadata: {name: f}\n",
+                "neither",
+            ),
+            (
+                "kind: Function\napiVersion: pkg.crossplane.io/v1\nmetadata: {name: F.x}\nspec: {package: p}\n",
+                "not a DNS label",
+            ),
+            (
+                "kind: Function\napiVersion: pkg.crossplane.io/v1\nmetadata: {name: f, annotations: {xfn.dev/serve-port: x}}\nspec: {package: p}\n",
+                "is not a port",
+            ),
+            ("kind: [", "document 1"),
+        ];
+        for (yaml, want) in cases {
+            let err = parse_functions(yaml, Path::new("f.yaml")).expect_err(yaml);
+            assert!(err.to_string().contains(want), "{yaml}: {err}");
+            assert!(err.to_string().starts_with("f.yaml: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn parses_function_flags() {
+        let spec = FunctionSpec::parse_flag("fn-1=/tmp/x=y.wasm").expect("parses");
+        assert_eq!(spec.name, "fn-1");
+        assert_eq!(spec.source, Source::Wasm(PathBuf::from("/tmp/x=y.wasm")));
+        for bad in ["nopath", "=x.wasm", "f=", "Bad=x.wasm"] {
+            assert!(FunctionSpec::parse_flag(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unknown_packages_say_how_to_use_a_local_component() {
+        let err = BuiltinPackages
+            .component("f", "xpkg.crossplane.io/someone/function-unknown:v1")
+            .expect_err("not built in");
+        assert!(err.contains(WASM_MODULE_ANNOTATION), "{err}");
+    }
+}

@@ -1,0 +1,24 @@
+//! Crossplane's gRPC function protocol, both ways.
+//!
+//! * [`server`]: `xfn serve` — wasm functions as `FunctionRunnerService`
+//!   (v1 and v1beta1), routed by the authority Crossplane dials, with mTLS,
+//!   health and reflection.
+//! * [`client`]: a conventional gRPC function as a pipeline
+//!   [`Function`](crate::Function), with Crossplane's v1 → v1beta1 fallback.
+//! * [`convert`]: the host's WIT types ⇄ `xfn_proto::v1` messages.
+//! * [`tls`]: the mTLS files Crossplane mounts, and a CA to make them.
+//! * [`functions`]: which functions to serve, and loading them.
+
+pub mod client;
+pub mod convert;
+mod deadline;
+pub mod functions;
+mod health;
+mod router;
+pub mod server;
+pub mod status;
+pub mod tls;
+
+pub use client::{ClientOptions, ClientTls, GrpcFunction, connect};
+pub use router::FunctionTable;
+pub use server::{ServeError, Server, ServerConfig, ServerHandle};

@@ -1,0 +1,416 @@
+//! `FunctionRunnerService` over gRPC: one server, any number of functions.
+//!
+//! The server speaks both `apiextensions.fn.proto.v1` and `v1beta1`, routes
+//! each call to a function by the authority the client dialed (see
+//! [`router`](super::router)), and serves the standard health service and,
+//! optionally, reflection. Calls never crash it: a function's failure is a
+//! gRPC status (see [`status`](super::status)).
+//!
+//! ```no_run
+//! # async fn demo(functions: xfn_host::grpc::FunctionTable) -> Result<(), xfn_host::grpc::ServeError> {
+//! use xfn_host::grpc::server::{Server, ServerConfig};
+//! let server = Server::bind(ServerConfig::default(), functions).await?;
+//! let handle = server.handle();
+//! tokio::spawn(async move { tokio::signal::ctrl_c().await.ok(); handle.shutdown().await });
+//! server.serve().await
+//! # }
+//! ```
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Response, Status};
+use xfn_proto::{v1, v1beta1};
+
+use super::health::Health;
+use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
+use super::tls::TlsFiles;
+use super::{convert, deadline, status};
+
+/// gRPC's usual receive limit: 4 MiB.
+pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
+
+/// How a [`Server`] listens and serves.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Where to listen for every function.
+    pub address: SocketAddr,
+    /// Extra listeners, each dedicated to one function (by name), for
+    /// clients that can't set the authority.
+    pub function_ports: Vec<(String, SocketAddr)>,
+    /// Certificate, key and client CA for mTLS; `None` serves plaintext.
+    pub tls: Option<TlsFiles>,
+    /// Largest request accepted, in bytes.
+    pub max_recv_message_size: usize,
+    /// The namespace authorities must name (`<function>.<namespace>`), or
+    /// `None` to accept any.
+    pub namespace: Option<String>,
+    /// Serve gRPC reflection (v1 and v1alpha).
+    pub reflection: bool,
+    /// How long shutdown waits for calls in flight.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            address: SocketAddr::from(([127, 0, 0, 1], 9443)),
+            function_ports: Vec::new(),
+            tls: None,
+            max_recv_message_size: DEFAULT_MAX_RECV_MESSAGE_SIZE,
+            namespace: None,
+            reflection: true,
+            shutdown_grace: Duration::from_secs(35),
+        }
+    }
+}
+
+/// Why a server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// An address could not be bound.
+    #[error("cannot listen on {address}: {source}")]
+    Bind {
+        /// The address.
+        address: SocketAddr,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The transport (TLS set-up, HTTP/2) failed.
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+    /// The reflection service could not be built.
+    #[error("gRPC reflection: {0}")]
+    Reflection(String),
+    /// A listener stopped unexpectedly.
+    #[error("gRPC listener failed: {0}")]
+    Listener(String),
+}
+
+/// A bound server, ready to [`serve`](Server::serve).
+pub struct Server {
+    shared: Arc<Shared>,
+    listeners: Vec<(TcpListener, Option<Arc<str>>)>,
+    local_addr: SocketAddr,
+    function_addrs: BTreeMap<String, SocketAddr>,
+    config: ServerConfig,
+}
+
+struct Shared {
+    table: RwLock<Arc<FunctionTable>>,
+    namespace: Option<String>,
+    health: Health,
+    shutdown: watch::Sender<bool>,
+    reload: tokio::sync::Mutex<()>,
+}
+
+impl Shared {
+    fn table(&self) -> Arc<FunctionTable> {
+        self.table
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Controls a running server: reload its functions, shut it down.
+#[derive(Clone)]
+pub struct ServerHandle {
+    shared: Arc<Shared>,
+}
+
+async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), ServeError> {
+    let bind_error = |source| ServeError::Bind { address, source };
+    let listener = TcpListener::bind(address).await.map_err(bind_error)?;
+    let local = listener.local_addr().map_err(bind_error)?;
+    Ok((listener, local))
+}
+
+impl Server {
+    /// Binds the server's addresses and reports `functions` as serving.
+    pub async fn bind(
+        config: ServerConfig,
+        functions: FunctionTable,
+    ) -> Result<Server, ServeError> {
+        let (listener, local_addr) = bind(config.address).await?;
+        let mut listeners = vec![(listener, None)];
+        let mut function_addrs = BTreeMap::new();
+        for (name, address) in &config.function_ports {
+            let (listener, local) = bind(*address).await?;
+            listeners.push((listener, Some(Arc::from(name.as_str()))));
+            function_addrs.insert(name.clone(), local);
+        }
+        let health = Health::new(&functions).await;
+        let shared = Arc::new(Shared {
+            table: RwLock::new(Arc::new(functions)),
+            namespace: config.namespace.clone(),
+            health,
+            shutdown: watch::Sender::new(false),
+            reload: tokio::sync::Mutex::new(()),
+        });
+        Ok(Server {
+            shared,
+            listeners,
+            local_addr,
+            function_addrs,
+            config,
+        })
+    }
+
+    /// The address every function is served on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The address dedicated to function `name`, if it has one.
+    pub fn function_addr(&self, name: &str) -> Option<SocketAddr> {
+        self.function_addrs.get(name).copied()
+    }
+
+    /// A handle to reload or shut down the server once it serves.
+    pub fn handle(&self) -> ServerHandle {
+        ServerHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Serves until [`ServerHandle::shutdown`], then drains calls in flight
+    /// for up to the configured grace period.
+    pub async fn serve(self) -> Result<(), ServeError> {
+        let Server {
+            shared,
+            listeners,
+            local_addr,
+            function_addrs,
+            config,
+        } = self;
+        let handle = ServerHandle {
+            shared: shared.clone(),
+        };
+        let mut tasks = JoinSet::new();
+        for (listener, pinned) in listeners {
+            let router = config.router(&shared, pinned)?;
+            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+            let mut stop = shared.shutdown.subscribe();
+            let signal = async move {
+                // An error means every sender is gone: stop too.
+                let _ = stop.wait_for(|stop| *stop).await;
+            };
+            tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
+        }
+        tracing::info!(
+            address = %local_addr,
+            functions = ?shared.table(),
+            dedicated = ?function_addrs,
+            tls = config.tls.is_some(),
+            "serving functions"
+        );
+
+        let mut stop = shared.shutdown.subscribe();
+        let stopped = async move {
+            // Dropping the guard here keeps this future `Send`.
+            let _ = stop.wait_for(|stop| *stop).await;
+        };
+        let mut failure = None;
+        tokio::select! {
+            () = stopped => {}
+            Some(joined) = tasks.join_next() => {
+                failure = listener_failure(joined);
+                handle.shutdown().await;
+            }
+        }
+        let drain = async {
+            while let Some(joined) = tasks.join_next().await {
+                if let Some(e) = listener_failure(joined) {
+                    failure.get_or_insert(e);
+                }
+            }
+        };
+        if tokio::time::timeout(config.shutdown_grace, drain)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                grace = ?config.shutdown_grace,
+                "calls still in flight after the shutdown grace period; stopping anyway"
+            );
+        }
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+fn listener_failure(
+    joined: Result<Result<(), tonic::transport::Error>, tokio::task::JoinError>,
+) -> Option<ServeError> {
+    match joined {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) => Some(ServeError::Transport(e)),
+        Err(e) => Some(ServeError::Listener(e.to_string())),
+    }
+}
+
+type Router = tonic::transport::server::Router<
+    tower::layer::util::Stack<RouteLayer, tower::layer::util::Identity>,
+>;
+
+impl ServerConfig {
+    /// The services of one listener.
+    fn router(&self, shared: &Arc<Shared>, pinned: Option<Arc<str>>) -> Result<Router, ServeError> {
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = &self.tls {
+            builder = builder.tls_config(tls.server_config().timeout(Duration::from_secs(10)))?;
+        }
+        let runner = Runner {
+            shared: shared.clone(),
+        };
+        let limit = self.max_recv_message_size;
+        let mut router = builder
+            .layer(RouteLayer::new(pinned))
+            .add_service(shared.health.service())
+            .add_service(
+                v1::function_runner_service_server::FunctionRunnerServiceServer::new(
+                    runner.clone(),
+                )
+                .max_decoding_message_size(limit),
+            )
+            .add_service(
+                v1beta1::function_runner_service_server::FunctionRunnerServiceServer::new(runner)
+                    .max_decoding_message_size(limit),
+            );
+        if self.reflection {
+            let reflection = || {
+                tonic_reflection::server::Builder::configure()
+                    .register_encoded_file_descriptor_set(xfn_proto::FILE_DESCRIPTOR_SET)
+                    .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            };
+            let reflection_error =
+                |e: tonic_reflection::server::Error| ServeError::Reflection(e.to_string());
+            router = router
+                .add_service(reflection().build_v1().map_err(reflection_error)?)
+                .add_service(reflection().build_v1alpha().map_err(reflection_error)?);
+        }
+        Ok(router)
+    }
+}
+
+impl ServerHandle {
+    /// The functions served now.
+    pub fn functions(&self) -> Arc<FunctionTable> {
+        self.shared.table()
+    }
+
+    /// Replaces the functions served. Calls in flight finish on the
+    /// functions they started on; new calls see the new set.
+    pub async fn reload(&self, functions: FunctionTable) {
+        let _one_at_a_time = self.shared.reload.lock().await;
+        let new = Arc::new(functions);
+        let old = std::mem::replace(
+            &mut *self
+                .shared
+                .table
+                .write()
+                .unwrap_or_else(PoisonError::into_inner),
+            new.clone(),
+        );
+        self.shared.health.replace(&old, &new).await;
+        tracing::info!(functions = ?new, "reloaded functions");
+    }
+
+    /// Reports the server as not serving and starts a graceful shutdown:
+    /// listeners close, calls in flight finish.
+    pub async fn shutdown(&self) {
+        if *self.shared.shutdown.borrow() {
+            return;
+        }
+        self.shared.health.shutting_down(&self.shared.table()).await;
+        self.shared.shutdown.send_replace(true);
+    }
+}
+
+/// The function runner service: both protocol versions, every function.
+#[derive(Clone)]
+struct Runner {
+    shared: Arc<Shared>,
+}
+
+impl Runner {
+    async fn run(
+        &self,
+        request: Request<v1::RunFunctionRequest>,
+    ) -> Result<v1::RunFunctionResponse, Status> {
+        let info = request
+            .extensions()
+            .get::<RouteInfo>()
+            .cloned()
+            .unwrap_or(RouteInfo {
+                authority: None,
+                pinned: None,
+            });
+        let timeout = deadline::from_metadata(request.metadata()).map(deadline::for_guest);
+        let (name, function) = router::route(
+            &self.shared.table(),
+            self.shared.namespace.as_deref(),
+            &info,
+        )
+        .inspect_err(|status| tracing::warn!(message = status.message(), "unrouted call"))?;
+        let request = convert::request_from_proto(request.into_inner()).map_err(|e| {
+            Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
+        })?;
+
+        let started = Instant::now();
+        // A call of its own: a panic in it is an error, not a lost connection.
+        let call = tokio::spawn(async move { function.call(request, timeout).await });
+        let outcome = call
+            .await
+            .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
+        let elapsed = started.elapsed();
+        let response = match outcome {
+            Ok(response) => response,
+            Err(error) => {
+                tracing::warn!(function = %name, ?elapsed, "{error}");
+                return Err(status::to_status(&error));
+            }
+        };
+        tracing::debug!(function = %name, ?elapsed, "call done");
+        convert::response_to_proto(response).map_err(|e| {
+            Status::internal(format!(
+                "function {name:?} returned a response that protobuf can't carry: {e}"
+            ))
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl v1::function_runner_service_server::FunctionRunnerService for Runner {
+    async fn run_function(
+        &self,
+        request: Request<v1::RunFunctionRequest>,
+    ) -> Result<Response<v1::RunFunctionResponse>, Status> {
+        self.run(request).await.map(Response::new)
+    }
+}
+
+#[tonic::async_trait]
+impl v1beta1::function_runner_service_server::FunctionRunnerService for Runner {
+    async fn run_function(
+        &self,
+        request: Request<v1beta1::RunFunctionRequest>,
+    ) -> Result<Response<v1beta1::RunFunctionResponse>, Status> {
+        let (metadata, extensions, message) = request.into_parts();
+        let message = v1::RunFunctionRequest::try_from(message)
+            .map_err(|e| Status::invalid_argument(format!("cannot read v1beta1 request: {e}")))?;
+        let response = self
+            .run(Request::from_parts(metadata, extensions, message))
+            .await?;
+        v1beta1::RunFunctionResponse::try_from(response)
+            .map(Response::new)
+            .map_err(|e| Status::internal(format!("cannot write v1beta1 response: {e}")))
+    }
+}

@@ -1,0 +1,266 @@
+//! mTLS material in the layout Crossplane mounts into function pods, and a
+//! small certificate authority to make it for tests and local use.
+//!
+//! A directory holds `tls.crt` (this side's certificate), `tls.key` (its
+//! private key) and `ca.crt` (the CA that peers' certificates must chain to),
+//! all PEM. Servers require a client certificate from `ca.crt`; clients
+//! check the server's certificate against it.
+
+use std::path::{Path, PathBuf};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
+
+/// The certificate file in a TLS directory.
+pub const CERT_FILE: &str = "tls.crt";
+/// The private key file in a TLS directory.
+pub const KEY_FILE: &str = "tls.key";
+/// The CA certificate file in a TLS directory.
+pub const CA_FILE: &str = "ca.crt";
+
+/// Why TLS material could not be read, written or made.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// A file could not be read or written.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A certificate or key could not be generated.
+    #[error("cannot generate {what}: {reason}")]
+    Generate {
+        /// What was being generated.
+        what: String,
+        /// The cause.
+        reason: String,
+    },
+}
+
+/// A certificate, its key and the CA to trust, as PEM.
+#[derive(Clone)]
+pub struct TlsFiles {
+    /// This side's certificate chain (`tls.crt`).
+    pub cert: Vec<u8>,
+    /// This side's private key (`tls.key`).
+    pub key: Vec<u8>,
+    /// The CA peers must present certificates from (`ca.crt`).
+    pub ca: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsFiles").finish_non_exhaustive()
+    }
+}
+
+impl TlsFiles {
+    /// Reads `tls.crt`, `tls.key` and `ca.crt` from `dir`.
+    pub fn read_dir(dir: &Path) -> Result<TlsFiles, TlsError> {
+        let read = |file: &str| {
+            let path = dir.join(file);
+            std::fs::read(&path).map_err(|source| TlsError::Io {
+                action: "cannot read",
+                path,
+                source,
+            })
+        };
+        Ok(TlsFiles {
+            cert: read(CERT_FILE)?,
+            key: read(KEY_FILE)?,
+            ca: read(CA_FILE)?,
+        })
+    }
+
+    /// Writes `tls.crt`, `tls.key` and `ca.crt` into `dir`, creating it.
+    /// The key is readable by its owner only.
+    pub fn write_dir(&self, dir: &Path) -> Result<(), TlsError> {
+        std::fs::create_dir_all(dir).map_err(|source| TlsError::Io {
+            action: "cannot create",
+            path: dir.to_owned(),
+            source,
+        })?;
+        write_file(&dir.join(CERT_FILE), &self.cert, false)?;
+        write_file(&dir.join(KEY_FILE), &self.key, true)?;
+        write_file(&dir.join(CA_FILE), &self.ca, false)
+    }
+
+    /// A server config that requires clients to present a certificate from
+    /// the CA.
+    pub(crate) fn server_config(&self) -> ServerTlsConfig {
+        ServerTlsConfig::new()
+            .identity(Identity::from_pem(&self.cert, &self.key))
+            .client_ca_root(Certificate::from_pem(&self.ca))
+    }
+
+    /// A client config that presents this certificate and expects the
+    /// server's certificate, from the CA, to name `server_name`.
+    pub(crate) fn client_config(&self, server_name: &str) -> ClientTlsConfig {
+        ClientTlsConfig::new()
+            .identity(Identity::from_pem(&self.cert, &self.key))
+            .ca_certificate(Certificate::from_pem(&self.ca))
+            .domain_name(server_name)
+    }
+}
+
+fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
+    let io = |source| TlsError::Io {
+        action: "cannot write",
+        path: path.to_owned(),
+        source,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let mut file = options.open(path).map_err(io)?;
+    std::io::Write::write_all(&mut file, contents).map_err(io)
+}
+
+/// The DNS names a function's Service answers to in namespace `namespace`:
+/// `name`, `name.ns`, `name.ns.svc` and `name.ns.svc.cluster.local`.
+pub fn service_names(function: &str, namespace: &str) -> Vec<String> {
+    vec![
+        function.to_owned(),
+        format!("{function}.{namespace}"),
+        format!("{function}.{namespace}.svc"),
+        format!("{function}.{namespace}.svc.cluster.local"),
+    ]
+}
+
+/// A self-signed certificate authority that issues server and client
+/// certificates, like Crossplane's `crossplane-root-ca`.
+pub struct CertificateAuthority {
+    cert_pem: String,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for CertificateAuthority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CertificateAuthority")
+            .finish_non_exhaustive()
+    }
+}
+
+fn generate_error(what: impl Into<String>) -> impl FnOnce(rcgen::Error) -> TlsError {
+    let what = what.into();
+    move |e| TlsError::Generate {
+        what,
+        reason: e.to_string(),
+    }
+}
+
+impl CertificateAuthority {
+    /// Generates a new CA named `common_name`.
+    pub fn generate(common_name: &str) -> Result<CertificateAuthority, TlsError> {
+        let err = || generate_error(format!("CA {common_name:?}"));
+        let key = KeyPair::generate().map_err(err())?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(err())?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).map_err(err())?;
+        Ok(CertificateAuthority {
+            cert_pem: cert.pem(),
+            issuer: Issuer::new(params, key),
+        })
+    }
+
+    /// The CA's certificate, PEM (what goes into `ca.crt`).
+    pub fn cert_pem(&self) -> &str {
+        &self.cert_pem
+    }
+
+    /// The CA's private key, PEM.
+    pub fn key_pem(&self) -> String {
+        self.issuer.key().serialize_pem()
+    }
+
+    /// Issues a server certificate for `dns_names` (the first is also its
+    /// common name). IP addresses are allowed.
+    pub fn issue_server(&self, dns_names: &[String]) -> Result<TlsFiles, TlsError> {
+        let common_name = dns_names.first().map_or("server", String::as_str);
+        self.issue(common_name, dns_names, ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    /// Issues a client certificate named `common_name`.
+    pub fn issue_client(&self, common_name: &str) -> Result<TlsFiles, TlsError> {
+        self.issue(common_name, &[], ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
+    fn issue(
+        &self,
+        common_name: &str,
+        names: &[String],
+        usage: ExtendedKeyUsagePurpose,
+    ) -> Result<TlsFiles, TlsError> {
+        let err = || generate_error(format!("certificate {common_name:?}"));
+        let key = KeyPair::generate().map_err(err())?;
+        let mut params = CertificateParams::new(names.to_vec()).map_err(err())?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        params.extended_key_usages = vec![usage];
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&key, &self.issuer).map_err(err())?;
+        Ok(TlsFiles {
+            cert: cert.pem().into_bytes(),
+            key: key.serialize_pem().into_bytes(),
+            ca: self.cert_pem.clone().into_bytes(),
+        })
+    }
+}
+
+/// What [`generate_dir`] wrote.
+#[derive(Debug, Clone)]
+pub struct GeneratedCerts {
+    /// `DIR/server`: the server's `tls.crt`, `tls.key`, `ca.crt`
+    /// (use as `--tls-certs-dir`).
+    pub server_dir: PathBuf,
+    /// `DIR/client`: a client's `tls.crt`, `tls.key`, `ca.crt`.
+    pub client_dir: PathBuf,
+}
+
+/// Generates a CA (`DIR/ca.crt`, `DIR/ca.key`), a server certificate for
+/// `server_names` in `DIR/server` and a client certificate in `DIR/client`.
+pub fn generate_dir(dir: &Path, server_names: &[String]) -> Result<GeneratedCerts, TlsError> {
+    let ca = CertificateAuthority::generate("xfn-root-ca")?;
+    std::fs::create_dir_all(dir).map_err(|source| TlsError::Io {
+        action: "cannot create",
+        path: dir.to_owned(),
+        source,
+    })?;
+    write_file(&dir.join(CA_FILE), ca.cert_pem().as_bytes(), false)?;
+    write_file(&dir.join("ca.key"), ca.key_pem().as_bytes(), true)?;
+    let server_dir = dir.join("server");
+    ca.issue_server(server_names)?.write_dir(&server_dir)?;
+    let client_dir = dir.join("client");
+    ca.issue_client("crossplane")?.write_dir(&client_dir)?;
+    Ok(GeneratedCerts {
+        server_dir,
+        client_dir,
+    })
+}

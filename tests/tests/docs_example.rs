@@ -1,0 +1,39 @@
+//! The acceptance test: the Crossplane docs' "Test a composition" example
+//! renders byte for byte as classic `crossplane render` prints it, offline,
+//! with the function-patch-and-transform that ships with xfn.
+
+use std::path::PathBuf;
+
+use xfn_tests::run_xfn;
+
+#[test]
+fn the_docs_example_renders_byte_for_byte() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/docs");
+    let want = std::fs::read_to_string(dir.join("expected-output.yaml")).expect("expected output");
+    let args = ["render", "xr.yaml", "composition.yaml", "functions.yaml"].map(String::from);
+    let run = run_xfn(&dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, want);
+    assert!(
+        run.stderr.contains("as the built-in wasm function function-patch-and-transform"),
+        "say which built-in ran: {}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_resources_mode_composition_renders_as_a_patch_and_transform_pipeline() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/docs");
+    let want = std::fs::read_to_string(dir.join("expected-output.yaml")).expect("expected output");
+    let legacy = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/resources-mode");
+    let args = [
+        "render".to_owned(),
+        dir.join("xr.yaml").display().to_string(),
+        "composition.yaml".to_owned(),
+        "functions.yaml".to_owned(),
+    ];
+    let run = run_xfn(&legacy, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, want);
+    assert!(run.stderr.contains("uses the deprecated mode: Resources"), "{}", run.stderr);
+}

@@ -1,0 +1,605 @@
+//! `xfn serve` (run in-process) called by real peers: the Python SDK's own
+//! generated client stubs, tonic's health client, and xfn's client shim.
+
+mod grpc_support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use grpc_support::*;
+use serde_json::{Value, json};
+use tonic::Code;
+use xfn_host::grpc::functions::{Loader, read_functions_file};
+use xfn_host::grpc::{ClientOptions, ClientTls, FunctionTable, GrpcFunction, ServerConfig};
+use xfn_host::protocol::{RunFunctionRequest, RunFunctionResponse};
+use xfn_host::{CallError, Function, HostConfig};
+use xfn_proto::v1;
+
+fn call(function: &str, version: &str, input: Value) -> Value {
+    json!({"authority": authority(function), "version": version, "request": request("tag-1", input)})
+}
+
+fn ok(result: &Value) -> &Value {
+    assert_eq!(result["ok"], true, "call failed: {result}");
+    &result["response"]
+}
+
+fn error(result: &Value) -> (&str, &str) {
+    assert_eq!(result["ok"], false, "call should fail: {result}");
+    (
+        result["code"].as_str().unwrap_or(""),
+        result["details"].as_str().unwrap_or(""),
+    )
+}
+
+/// function-a (scripted, counting) answered.
+fn assert_scripted(result: &Value) {
+    let rsp = ok(result);
+    assert_eq!(rsp["meta"]["tag"], "tag-1", "{rsp}");
+    assert_eq!(rsp["context"]["xfn.test/calls"], 1.0, "{rsp}");
+}
+
+/// function-b (hello) answered.
+fn assert_hello(result: &Value) {
+    let rsp = ok(result);
+    assert_eq!(rsp["results"][0]["message"], "Hi, xr-1!", "{rsp}");
+    assert_eq!(rsp["results"][0]["reason"], "Greeted", "{rsp}");
+    assert_eq!(
+        rsp["desired"]["composite"]["resource"]["status"]["greeting"], "Hi, xr-1!",
+        "{rsp}"
+    );
+}
+
+fn routed_calls() -> Vec<Value> {
+    let count = json!({"count": true});
+    let hi = json!({"greeting": "Hi"});
+    let mut calls = vec![
+        call("function-a", "v1", count.clone()),
+        call("function-a", "v1beta1", count.clone()),
+        call("function-b", "v1", hi.clone()),
+        call("function-b", "v1beta1", hi.clone()),
+    ];
+    // Every form of the Service name routes.
+    for authority in [
+        "function-a:9443",
+        "function-a.crossplane-system.svc:9443",
+        "function-a.crossplane-system.svc.cluster.local:9443",
+    ] {
+        calls.push(json!({"authority": authority, "request": request("tag-1", count.clone())}));
+    }
+    calls.push(call("function-c", "v1", count.clone()));
+    calls.push(call("function-c", "v1beta1", count));
+    calls
+}
+
+fn assert_routed(results: &[Value]) {
+    assert_scripted(&results[0]);
+    assert_scripted(&results[1]);
+    assert_hello(&results[2]);
+    assert_hello(&results[3]);
+    for r in &results[4..7] {
+        assert_scripted(r);
+    }
+    for r in &results[7..9] {
+        let (code, details) = error(r);
+        assert_eq!(code, "NOT_FOUND", "{r}");
+        assert!(
+            details.contains("\"function-c.crossplane-system:9443\""),
+            "names the authority: {details}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_stubs_reach_two_functions_by_authority_in_plaintext() {
+    let config = ServerConfig {
+        namespace: Some(NS.into()),
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let results = py_client(&server.target(), None, &routed_calls()).await;
+    assert_routed(&results);
+
+    // Faults reach the Python stubs as gRPC errors, and the next call works.
+    let mut timeout = call("function-a", "v1", json!({"fault": "loop"}));
+    timeout["timeout"] = json!(0.5);
+    let calls = [
+        call("function-a", "v1", json!({"fault": "trap"})),
+        timeout,
+        call("function-a", "v1beta1", json!({"fault": "error"})),
+        call("function-a", "v1", json!({"count": true})),
+    ];
+    let results = py_client(&server.target(), None, &calls).await;
+    let (code, details) = error(&results[0]);
+    assert_eq!(code, "INTERNAL");
+    assert!(
+        details.contains("function \"function-a\" trapped"),
+        "{details}"
+    );
+    assert_eq!(error(&results[1]).0, "DEADLINE_EXCEEDED");
+    assert_eq!(
+        error(&results[2]),
+        ("UNKNOWN", "function \"function-a\" failed: scripted error")
+    );
+    assert_scripted(&results[3]);
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_stubs_reach_two_functions_over_mtls_and_strangers_are_refused() {
+    let certs = Certs::for_functions(&["function-a", "function-b", "function-c"]);
+    let config = ServerConfig {
+        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        namespace: Some(NS.into()),
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let results = py_client(&server.target(), Some(&certs.client), &routed_calls()).await;
+    assert_routed(&results);
+
+    // A client certificate from another CA, and no TLS at all, are refused.
+    let one = [call("function-a", "v1", json!({"count": true}))];
+    let stranger = py_client(&server.target(), Some(&certs.stranger), &one).await;
+    assert_eq!(error(&stranger[0]).0, "UNAVAILABLE", "{}", stranger[0]);
+    let plaintext = py_client(&server.target(), None, &one).await;
+    assert_eq!(error(&plaintext[0]).0, "UNAVAILABLE", "{}", plaintext[0]);
+
+    // xfn's own client shim gets in with the right certificate.
+    let tls = ClientTls::from_dir(&certs.client).expect("client certs");
+    let options = ClientOptions {
+        tls: Some(tls),
+        authority: Some(authority("function-b")),
+        ..ClientOptions::default()
+    };
+    let shim = GrpcFunction::new("function-b", &server.target(), options).expect("client");
+    let rsp = shim
+        .call(
+            RunFunctionRequest {
+                input: Some(r#"{"greeting":"Hey"}"#.into()),
+                ..RunFunctionRequest::default()
+            },
+            Some(Duration::from_secs(10)),
+        )
+        .await
+        .expect("the shim calls over mTLS");
+    assert_eq!(rsp.results[0].message, "Hey, world!");
+    server.stop().await.expect("stops cleanly");
+}
+
+fn scripted(input: Value) -> v1::RunFunctionRequest {
+    v1::RunFunctionRequest {
+        input: Some(xfn_host::grpc::convert::json_to_struct(&input.to_string()).expect("struct")),
+        ..v1::RunFunctionRequest::default()
+    }
+}
+
+async fn run_raw(
+    client: &mut v1::function_runner_service_client::FunctionRunnerServiceClient<
+        tonic::transport::Channel,
+    >,
+    input: Value,
+    timeout: Option<Duration>,
+) -> Result<v1::RunFunctionResponse, tonic::Status> {
+    let mut request = tonic::Request::new(scripted(input));
+    if let Some(t) = timeout {
+        request.set_timeout(t);
+    }
+    client
+        .run_function(request)
+        .await
+        .map(tonic::Response::into_inner)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guest_faults_and_timeouts_are_grpc_errors_while_healthy_calls_succeed() {
+    let host = HostConfig {
+        call_timeout: Duration::from_secs(2),
+        memory_limit: 64 << 20,
+        ..HostConfig::default()
+    };
+    let server = Serving::start(ServerConfig::default(), wasm_functions(host)).await;
+    let addr = server.addr;
+
+    // Healthy calls, concurrently with the faults below.
+    let mut healthy = Vec::new();
+    for _ in 0..4 {
+        healthy.push(tokio::spawn(async move {
+            let mut client = raw_client(addr, &authority("function-a")).await;
+            let mut done = 0;
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(3) || done < 5 {
+                let rsp = run_raw(&mut client, json!({"count": true}), None)
+                    .await
+                    .expect("a healthy call succeeds");
+                let context =
+                    xfn_host::grpc::convert::struct_to_json(&rsp.context.expect("context"))
+                        .expect("json");
+                assert_eq!(context, r#"{"xfn.test/calls":1}"#);
+                done += 1;
+            }
+            done
+        }));
+    }
+
+    let faults = [
+        // The client's deadline (grpc-timeout), less a margin for the reply, bounds the call...
+        (
+            json!({"fault": "loop"}),
+            Some(Duration::from_millis(300)),
+            Code::DeadlineExceeded,
+            "timed out after 270ms",
+        ),
+        // ...else the host's default does.
+        (
+            json!({"fault": "loop"}),
+            None,
+            Code::DeadlineExceeded,
+            "timed out after 2s",
+        ),
+        (
+            json!({"fault": "alloc"}),
+            None,
+            Code::ResourceExhausted,
+            "exceeded its memory limit of 67108864 bytes",
+        ),
+        (
+            json!({"fault": "trap"}),
+            None,
+            Code::Internal,
+            "function \"function-a\" trapped",
+        ),
+        (
+            json!({"fault": "panic"}),
+            None,
+            Code::Internal,
+            "scripted panic",
+        ),
+        (
+            json!({"fault": "malformed"}),
+            None,
+            Code::Internal,
+            "returned a malformed response",
+        ),
+        (
+            json!({"fault": "error"}),
+            None,
+            Code::Unknown,
+            "function \"function-a\" failed: scripted error",
+        ),
+    ];
+    let mut client = raw_client(addr, &authority("function-a")).await;
+    for (input, timeout, code, text) in faults {
+        let started = Instant::now();
+        let status = run_raw(&mut client, input.clone(), timeout)
+            .await
+            .expect_err("the fault is an error");
+        assert_eq!(status.code(), code, "{input}: {status:?}");
+        assert!(
+            status.message().contains(text),
+            "{input}: {}",
+            status.message()
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{input} took {:?}",
+            started.elapsed()
+        );
+    }
+
+    for task in healthy {
+        let done = task.await.expect("healthy caller");
+        assert!(done >= 5, "healthy calls kept succeeding: {done}");
+    }
+    // And the server is still fine.
+    run_raw(&mut client, json!({"count": true}), None)
+        .await
+        .expect("healthy after the faults");
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_is_reported_per_function_and_overall_and_reflection_lists_services() {
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus;
+    use tonic_health::pb::health_client::HealthClient;
+
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    let mut health = HealthClient::new(channel);
+    let mut check = async |service: &str| {
+        health
+            .check(HealthCheckRequest {
+                service: service.into(),
+            })
+            .await
+            .map(|r| r.into_inner().status)
+            .map_err(|s| s.code())
+    };
+    let serving = Ok(ServingStatus::Serving as i32);
+    assert_eq!(check("").await, serving);
+    assert_eq!(check("function-a").await, serving);
+    assert_eq!(check("function-b").await, serving);
+    assert_eq!(check(xfn_proto::V1_SERVICE_NAME).await, serving);
+    assert_eq!(check(xfn_proto::V1BETA1_SERVICE_NAME).await, serving);
+    assert_eq!(check("function-c").await, Err(Code::NotFound));
+
+    // A reload that drops function-b forgets its health.
+    let mut only_a = FunctionTable::new();
+    let current = server.handle.functions();
+    only_a.insert("function-a", current.get("function-a").expect("a").clone());
+    server.handle.reload(only_a).await;
+    assert_eq!(check("function-b").await, Err(Code::NotFound));
+    assert_eq!(check("function-a").await, serving);
+
+    let reflected = py_client(&server.target(), None, &[json!({"reflect": true})]).await;
+    let services = reflected[0]["services"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for want in [
+        xfn_proto::V1_SERVICE_NAME,
+        xfn_proto::V1BETA1_SERVICE_NAME,
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ] {
+        assert!(
+            services.iter().any(|s| s == want),
+            "reflection lists {want}: {services:?}"
+        );
+    }
+    server.stop().await.expect("stops cleanly");
+}
+
+/// A function that takes a while.
+struct Slow {
+    name: &'static str,
+    delay: Duration,
+}
+
+#[async_trait::async_trait]
+impl Function for Slow {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    async fn call(
+        &self,
+        request: RunFunctionRequest,
+        _: Option<Duration>,
+    ) -> Result<RunFunctionResponse, CallError> {
+        tokio::time::sleep(self.delay).await;
+        Ok(RunFunctionResponse {
+            meta: Some(xfn_host::protocol::ResponseMeta {
+                tag: request.meta.map(|m| m.tag).unwrap_or_default(),
+                ttl: None,
+            }),
+            ..RunFunctionResponse::default()
+        })
+    }
+}
+
+fn slow_table(delay: Duration) -> FunctionTable {
+    let mut table = FunctionTable::new();
+    table.insert(
+        "function-slow",
+        boxed(Slow {
+            name: "function-slow",
+            delay,
+        }),
+    );
+    table
+}
+
+fn tagged(tag: &str) -> v1::RunFunctionRequest {
+    v1::RunFunctionRequest {
+        meta: Some(v1::RequestMeta {
+            tag: tag.into(),
+            capabilities: Vec::new(),
+        }),
+        ..v1::RunFunctionRequest::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_does_not_drop_calls_in_flight() {
+    let server = Serving::start(
+        ServerConfig::default(),
+        slow_table(Duration::from_millis(800)),
+    )
+    .await;
+    let mut client = raw_client(server.addr, &authority("function-slow")).await;
+    let mut in_flight_client = client.clone();
+    let in_flight =
+        tokio::spawn(async move { in_flight_client.run_function(tagged("in-flight")).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Swap in a set without the slow function while it runs.
+    let mut other = FunctionTable::new();
+    other.insert(
+        "function-other",
+        boxed(Slow {
+            name: "function-other",
+            delay: Duration::ZERO,
+        }),
+    );
+    server.handle.reload(other).await;
+
+    let done = in_flight
+        .await
+        .expect("task")
+        .expect("the call in flight finishes");
+    assert_eq!(
+        done.into_inner().meta.map(|m| m.tag).as_deref(),
+        Some("in-flight")
+    );
+    let gone = client
+        .run_function(tagged("after"))
+        .await
+        .expect_err("no longer served");
+    assert_eq!(gone.code(), Code::NotFound);
+
+    server.handle.reload(slow_table(Duration::ZERO)).await;
+    client
+        .run_function(tagged("back"))
+        .await
+        .expect("served again");
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_drains_calls_in_flight() {
+    let server = Serving::start(
+        ServerConfig::default(),
+        slow_table(Duration::from_millis(800)),
+    )
+    .await;
+    let addr = server.addr;
+    let mut client = raw_client(addr, &authority("function-slow")).await;
+    let in_flight = tokio::spawn(async move { client.run_function(tagged("draining")).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let started = Instant::now();
+    server.stop().await.expect("stops cleanly");
+    let done = in_flight
+        .await
+        .expect("task")
+        .expect("the call in flight finished");
+    assert_eq!(
+        done.into_inner().meta.map(|m| m.tag).as_deref(),
+        Some("draining")
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "waited for the call"
+    );
+    // Nothing listens any more.
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "the listener is closed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dedicated_port_serves_one_function_to_clients_that_cant_set_the_authority() {
+    let config = ServerConfig {
+        function_ports: vec![("function-b".into(), "127.0.0.1:0".parse().expect("addr"))],
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let dedicated = server.ports[0].1.to_string();
+    let plain = |version: &str| json!({"version": version, "request": request("tag-1", json!({"greeting": "Hi"}))});
+    let results = py_client(&dedicated, None, &[plain("v1"), plain("v1beta1")]).await;
+    assert_hello(&results[0]);
+    assert_hello(&results[1]);
+    // On the shared port, an address names no function when there are two.
+    let shared = py_client(&server.target(), None, &[plain("v1")]).await;
+    let (code, details) = error(&shared[0]);
+    assert_eq!(code, "NOT_FOUND");
+    assert!(
+        details.contains(&format!("{:?}", server.target())),
+        "{details}"
+    );
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_over_the_receive_limit_are_refused() {
+    assert_eq!(
+        ServerConfig::default().max_recv_message_size,
+        4 << 20,
+        "gRPC's usual 4 MiB"
+    );
+    let config = ServerConfig {
+        max_recv_message_size: 1 << 20,
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, slow_table(Duration::ZERO)).await;
+    let mut client = raw_client(server.addr, &authority("function-slow")).await;
+    let sized = |bytes: usize| {
+        let mut r = tagged("big");
+        r.input = Some(
+            xfn_host::grpc::convert::json_to_struct(
+                &json!({"blob": "x".repeat(bytes)}).to_string(),
+            )
+            .expect("struct"),
+        );
+        r
+    };
+    client
+        .run_function(sized(900 << 10))
+        .await
+        .expect("under the limit");
+    let status = client
+        .run_function(sized(2 << 20))
+        .await
+        .expect_err("over the limit");
+    assert_eq!(status.code(), Code::OutOfRange, "{status:?}");
+    assert!(status.message().contains("limit"), "{}", status.message());
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn functions_come_from_a_functions_file_and_reload_when_it_changes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let scripted = xfn_tests::wasm_dir().join("xfn_test_scripted.wasm");
+    let file = dir.path().join("functions.yaml");
+    let function_a = format!(
+        "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-a\n  annotations:\n    \
+         render.crossplane.io/runtime-wasm-module: {}\nspec:\n  package: xpkg.example.org/function-a:v1\n",
+        scripted.display()
+    );
+    let builtin = "---\napiVersion: pkg.crossplane.io/v1beta1\nkind: Function\nmetadata:\n  name: function-b\nspec:\n  \
+                   package: xpkg.crossplane.io/xfn/function-hello:v0.1.0\n";
+    std::fs::write(&file, format!("{function_a}{builtin}")).expect("write");
+
+    let loader = Arc::new(Loader::new(xfn_tests::runtime(HostConfig::default())));
+    let specs = read_functions_file(&file).expect("parses");
+    let table = loader.load(&specs).expect("loads");
+    assert_eq!(
+        table.names().collect::<Vec<_>>(),
+        ["function-a", "function-b"]
+    );
+    let server = Serving::start(ServerConfig::default(), table).await;
+    let calls = [
+        call("function-a", "v1", json!({"count": true})),
+        call("function-b", "v1", json!({"greeting": "Hi"})),
+    ];
+    let results = py_client(&server.target(), None, &calls).await;
+    assert_scripted(&results[0]);
+    assert_hello(&results[1]);
+
+    // Drop function-b from the file and reload: function-a is reused as is.
+    let before = server
+        .handle
+        .functions()
+        .get("function-a")
+        .cloned()
+        .expect("a");
+    std::fs::write(&file, function_a).expect("write");
+    let table = loader
+        .load(&read_functions_file(&file).expect("parses"))
+        .expect("loads");
+    server.handle.reload(table).await;
+    let after = server
+        .handle
+        .functions()
+        .get("function-a")
+        .cloned()
+        .expect("a");
+    assert!(
+        Arc::ptr_eq(&before, &after),
+        "an unchanged component is not recompiled"
+    );
+    let results = py_client(&server.target(), None, &calls).await;
+    assert_scripted(&results[0]);
+    assert_eq!(error(&results[1]).0, "NOT_FOUND");
+    server.stop().await.expect("stops cleanly");
+}
