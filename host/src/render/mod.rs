@@ -21,7 +21,7 @@ use serde_json::Value;
 
 pub use fetch::FileResolver;
 pub use output::{CONDITION_TIME, Outputs};
-pub use runtimes::{DEVELOPMENT_TARGET, RUNTIME, WASM_MODULE};
+pub use runtimes::{DEVELOPMENT_TARGET, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY};
 
 use crate::WasmRuntime;
 use crate::pipeline::{Pipeline, PipelineError};
@@ -77,15 +77,23 @@ pub struct Inputs {
 }
 
 /// Runs the Composition's pipeline for the XR and builds what to print.
-pub async fn render(inputs: &Inputs, wasm: &WasmRuntime) -> Result<Outputs, RenderError> {
+pub async fn render(
+    inputs: &Inputs,
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+) -> Result<Outputs, RenderError> {
     let timeout = inputs.timeout;
-    tokio::time::timeout(timeout, run(inputs, wasm))
+    tokio::time::timeout(timeout, run(inputs, wasm, registry))
         .await
         .map_err(|_| RenderError::Timeout(timeout))?
 }
 
-async fn run(inputs: &Inputs, wasm: &WasmRuntime) -> Result<Outputs, RenderError> {
-    let functions = runtimes::start(&inputs.functions, wasm).await?;
+async fn run(
+    inputs: &Inputs,
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+) -> Result<Outputs, RenderError> {
+    let functions = runtimes::start(&inputs.functions, wasm, registry).await?;
     let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     let resolver = FileResolver::new(
         inputs.required_resources.clone(),

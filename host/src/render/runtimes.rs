@@ -3,7 +3,11 @@
 //! * `render.crossplane.io/runtime` absent, empty or `Wasm`: run a wasm
 //!   component in-process. The component comes from, in order, the
 //!   `render.crossplane.io/runtime-wasm-module` annotation (a local file),
-//!   then `spec.package` if it names a function that ships with xfn.
+//!   then `spec.package` pulled from its registry (or the cache, per the
+//!   pull policy annotation), then a function that ships with xfn if
+//!   `spec.package` names one. The official registries of Crossplane
+//!   functions hold container images, not wasm, so a built-in function's
+//!   package there is not pulled unless the pull policy is `Always`.
 //! * `Development`: call a running gRPC function at
 //!   `render.crossplane.io/runtime-development-target` (default `localhost:9443`).
 //! * `Docker`: refused, with the alternatives.
@@ -26,9 +30,20 @@ pub const WASM_MODULE: &str = "render.crossplane.io/runtime-wasm-module";
 pub const DEVELOPMENT_TARGET: &str = "render.crossplane.io/runtime-development-target";
 /// The default Development target.
 pub const DEFAULT_DEVELOPMENT_TARGET: &str = "localhost:9443";
+/// Annotation choosing the pull policy (the one users know from Docker).
+pub const PULL_POLICY: &str = xfn_oci::PULL_POLICY_ANNOTATION;
+/// Wasm-specific pull policy annotation; wins over [`PULL_POLICY`].
+pub const WASM_PULL_POLICY: &str = "render.crossplane.io/runtime-wasm-pull-policy";
+
+/// Registries whose function packages are container images, never wasm.
+const CONTAINER_REGISTRIES: [&str; 2] = ["xpkg.crossplane.io", "xpkg.upbound.io"];
 
 /// Starts a runtime for every Function.
-pub async fn start(functions: &[Value], wasm: &WasmRuntime) -> Result<Functions, RenderError> {
+pub async fn start(
+    functions: &[Value],
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+) -> Result<Functions, RenderError> {
     let mut started = Functions::new();
     for function in functions {
         let fn_name = name(function).to_owned();
@@ -43,7 +58,7 @@ pub async fn start(functions: &[Value], wasm: &WasmRuntime) -> Result<Functions,
                 .unwrap_or("")
         };
         let runtime: Arc<dyn Function> = match annotation(RUNTIME) {
-            "" | "Wasm" => Arc::new(load_wasm(function, wasm).map_err(runtime_error)?),
+            "" | "Wasm" => Arc::new(load_wasm(function, wasm, registry).await.map_err(runtime_error)?),
             "Development" => {
                 let target = match annotation(DEVELOPMENT_TARGET) {
                     "" => DEFAULT_DEVELOPMENT_TARGET,
@@ -68,18 +83,52 @@ pub async fn start(functions: &[Value], wasm: &WasmRuntime) -> Result<Functions,
     Ok(started)
 }
 
-fn load_wasm(function: &Value, wasm: &WasmRuntime) -> Result<crate::WasmFunction, String> {
+async fn load_wasm(
+    function: &Value,
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+) -> Result<crate::WasmFunction, String> {
     let fn_name = name(function);
-    let module = value_at(function, &["metadata", "annotations", WASM_MODULE])
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let annotation = |key: &str| {
+        value_at(function, &["metadata", "annotations", key])
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let module = annotation(WASM_MODULE);
     if !module.is_empty() {
         let bytes = std::fs::read(Path::new(module))
             .map_err(|e| format!("cannot read wasm module {module:?}: {e}"))?;
         return wasm.load(fn_name, &bytes).map_err(|e| e.to_string());
     }
     let package = str_at(function, &["spec", "package"]);
-    match builtin::for_package(package) {
+    let policy_text = match annotation(WASM_PULL_POLICY) {
+        "" => annotation(PULL_POLICY),
+        text => text,
+    };
+    let policy = match policy_text {
+        "" => xfn_oci::PullPolicy::IfNotPresent,
+        text => text
+            .parse::<xfn_oci::PullPolicy>()
+            .map_err(|e| format!("invalid pull policy {text:?}: {e}"))?,
+    };
+    let builtin = builtin::for_package(package);
+    let registry_host = package.split('/').next().unwrap_or("");
+    let skip_registry = builtin.is_some()
+        && CONTAINER_REGISTRIES.contains(&registry_host)
+        && policy != xfn_oci::PullPolicy::Always;
+    if !package.is_empty() && !skip_registry {
+        match xfn_oci::resolve(package, policy, registry).await {
+            Ok(pulled) => {
+                tracing::info!(package, digest = %pulled.digest, "pulled function package");
+                return wasm.load(fn_name, &pulled.wasm).map_err(|e| e.to_string());
+            }
+            Err(e) if builtin.is_some() => {
+                eprintln!("xfn: cannot use package {package} from its registry ({e}); falling back to the built-in function");
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    match builtin {
         Some(builtin::Builtin {
             name: builtin,
             component: Some(bytes),
