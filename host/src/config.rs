@@ -13,6 +13,11 @@ pub struct HostConfig {
     pub epoch_tick: Duration,
     /// Most bytes of a guest's stderr kept for error messages (panics print there).
     pub stderr_capture: usize,
+    /// Pre-reserve instance slots in a pooling allocator (faster calls); if
+    /// the address space is short, the host falls back to on-demand allocation.
+    pub pooling: bool,
+    /// How many calls may hold an instance at once (the pool's size).
+    pub max_concurrent_calls: u32,
 }
 
 impl Default for HostConfig {
@@ -22,6 +27,8 @@ impl Default for HostConfig {
             memory_limit: 256 << 20,
             epoch_tick: Duration::from_millis(10),
             stderr_capture: 64 << 10,
+            pooling: true,
+            max_concurrent_calls: 128,
         }
     }
 }

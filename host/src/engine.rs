@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 use std::thread;
 
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::HostConfig;
 
@@ -23,13 +23,22 @@ struct Inner {
 
 impl HostEngine {
     /// Builds an engine for `config` and starts its epoch ticker.
+    ///
+    /// With `config.pooling`, instance slots are reserved up front; where
+    /// that fails (little virtual address space), the engine falls back to
+    /// allocating each instance on demand, with a warning.
     pub fn new(config: HostConfig) -> Result<HostEngine, crate::Error> {
-        let mut wasm = Config::new();
-        wasm.epoch_interruption(true)
-            .wasm_component_model(true)
-            .memory_init_cow(true)
-            .native_unwind_info(false);
-        let engine = Engine::new(&wasm).map_err(|e| crate::Error::Engine(e.to_string()))?;
+        let engine = if config.pooling {
+            match Engine::new(&wasm_config(&config, true)) {
+                Ok(engine) => engine,
+                Err(e) => {
+                    tracing::warn!("cannot reserve a pool of instances ({e}); allocating on demand");
+                    Engine::new(&wasm_config(&config, false)).map_err(|e| crate::Error::Engine(e.to_string()))?
+                }
+            }
+        } else {
+            Engine::new(&wasm_config(&config, false)).map_err(|e| crate::Error::Engine(e.to_string()))?
+        };
         let inner = Arc::new(Inner { engine, config });
         spawn_ticker(Arc::downgrade(&inner));
         Ok(HostEngine { inner })
@@ -44,6 +53,29 @@ impl HostEngine {
     pub fn config(&self) -> &HostConfig {
         &self.inner.config
     }
+}
+
+fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
+    let mut wasm = Config::new();
+    wasm.epoch_interruption(true)
+        .wasm_component_model(true)
+        .memory_init_cow(true)
+        .native_unwind_info(false);
+    if pooling {
+        // A Rust component holds a few core instances (the program and the
+        // WASI adapter) with one memory and a table or two each.
+        let calls = config.max_concurrent_calls.max(1);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(calls)
+            .total_core_instances(calls.saturating_mul(8))
+            .total_memories(calls.saturating_mul(2))
+            .total_tables(calls.saturating_mul(4))
+            .total_stacks(calls)
+            .max_memory_size(config.memory_limit)
+            .max_unused_warm_slots(calls.min(16));
+        wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    wasm
 }
 
 fn spawn_ticker(inner: Weak<Inner>) {
