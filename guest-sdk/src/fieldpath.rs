@@ -1024,11 +1024,8 @@ mod tests {
         assert!(a["f"].is_f64());
         assert!(a["big"].is_f64());
         assert_eq!(a["neg"], json!(-2));
-        assert_eq!(integral_f64_as_i64(9.223372036854775807e18), None);
-        assert_eq!(
-            integral_f64_as_i64(-9.223372036854775808e18),
-            Some(i64::MIN)
-        );
+        assert_eq!(integral_f64_as_i64(i64::MAX as f64), None);
+        assert_eq!(integral_f64_as_i64(i64::MIN as f64), Some(i64::MIN));
     }
 
     #[test]
@@ -1141,7 +1138,8 @@ mod tests {
             ))
         };
         // (D, S, [Replace, MO, MOAA, FMO, FMOAA]); None = unchanged D, Some(S) = S.
-        let rows: Vec<(Value, Value, [Result<Value, String>; 5])> = vec![
+        type Row = (Value, Value, [Result<Value, String>; 5]);
+        let rows: Vec<Row> = vec![
             (
                 json!({"x":1,"y":{"p":1,"q":2}}),
                 json!({"y":{"q":3,"r":4},"z":5}),

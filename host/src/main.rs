@@ -20,6 +20,8 @@ enum Command {
     Render(cli::render::RenderArgs),
     /// Check a Composition's pipeline.
     Validate(cli::validate::ValidateArgs),
+    /// Serve wasm functions to Crossplane as gRPC FunctionRunnerServices.
+    Serve(cli::serve::ServeArgs),
     /// Publish a wasm component as a CNCF wasm artifact.
     Push(cli::oci::PushArgs),
     /// Fetch a function package into the cache and print its digest.
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Render(args) => runtime().and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Validate(args) => cli::validate::run(args),
+        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(cli::serve::run(args))),
         Command::Push(args) => runtime().and_then(|rt| rt.block_on(cli::oci::push(args))),
         Command::Pull(args) => runtime().and_then(|rt| rt.block_on(cli::oci::pull(args))),
         Command::Inspect(args) => runtime().and_then(|rt| rt.block_on(cli::oci::inspect(args))),

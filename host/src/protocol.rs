@@ -49,6 +49,8 @@ impl RunFunctionResponse {
     }
 }
 
+// The generated type can't derive Default: some of its fields are enums.
+#[allow(clippy::derivable_impls)]
 impl Default for RunFunctionRequest {
     fn default() -> Self {
         RunFunctionRequest {
@@ -65,6 +67,8 @@ impl Default for RunFunctionRequest {
     }
 }
 
+// The generated type can't derive Default: some of its fields are enums.
+#[allow(clippy::derivable_impls)]
 impl Default for RunFunctionResponse {
     fn default() -> Self {
         RunFunctionResponse {
@@ -79,6 +83,8 @@ impl Default for RunFunctionResponse {
     }
 }
 
+// The generated type can't derive Default: some of its fields are enums.
+#[allow(clippy::derivable_impls)]
 impl Default for State {
     fn default() -> Self {
         State {
@@ -88,6 +94,8 @@ impl Default for State {
     }
 }
 
+// The generated type can't derive Default: some of its fields are enums.
+#[allow(clippy::derivable_impls)]
 impl Default for Requirements {
     fn default() -> Self {
         Requirements {

@@ -225,9 +225,9 @@ async fn guest_faults_and_timeouts_are_grpc_errors_while_healthy_calls_succeed()
         // The client's deadline (grpc-timeout), less a margin for the reply, bounds the call...
         (
             json!({"fault": "loop"}),
-            Some(Duration::from_millis(300)),
+            Some(Duration::from_secs(1)),
             Code::DeadlineExceeded,
-            "timed out after 270ms",
+            "timed out after 900ms",
         ),
         // ...else the host's default does.
         (
@@ -290,6 +290,30 @@ async fn guest_faults_and_timeouts_are_grpc_errors_while_healthy_calls_succeed()
         let done = task.await.expect("healthy caller");
         assert!(done >= 5, "healthy calls kept succeeding: {done}");
     }
+    // A request the guest can't be given (NaN has no JSON form) is refused.
+    let nan = prost_types::Struct {
+        fields: [(
+            "n".to_owned(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::NumberValue(f64::NAN)),
+            },
+        )]
+        .into(),
+    };
+    let request = v1::RunFunctionRequest {
+        input: Some(nan),
+        ..v1::RunFunctionRequest::default()
+    };
+    let status = client.run_function(request).await.expect_err("refused");
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(
+        status
+            .message()
+            .contains("input: the number NaN has no JSON representation"),
+        "{}",
+        status.message()
+    );
+
     // And the server is still fine.
     run_raw(&mut client, json!({"count": true}), None)
         .await

@@ -56,15 +56,12 @@ fn set_metadata_string(o: &mut Value, key: &str, value: &str) {
         }
         return;
     }
-    match root
+    // SetNestedField fails (silently) when metadata is not an object.
+    if let Value::Object(md) = root
         .entry("metadata")
         .or_insert_with(|| Value::Object(Map::new()))
     {
-        Value::Object(md) => {
-            md.insert(key.to_owned(), Value::String(value.to_owned()));
-        }
-        // SetNestedField fails (silently) when metadata is not an object.
-        _ => {}
+        md.insert(key.to_owned(), Value::String(value.to_owned()));
     }
 }
 
@@ -160,14 +157,14 @@ fn compose(req: &Request, rsp: &mut Response) -> Result<(), String> {
         }
         _ => Value::Object(Map::new()),
     };
-    if gvk_is_empty(&env) {
-        if let Value::Object(m) = &mut env {
-            m.insert(
-                "apiVersion".into(),
-                Value::String("internal.crossplane.io/v1alpha1".into()),
-            );
-            m.insert("kind".into(), Value::String("Environment".into()));
-        }
+    if gvk_is_empty(&env)
+        && let Value::Object(m) = &mut env
+    {
+        m.insert(
+            "apiVersion".into(),
+            Value::String("internal.crossplane.io/v1alpha1".into()),
+        );
+        m.insert("kind".into(), Value::String("Environment".into()));
     }
 
     if let Some(e) = &input.environment {

@@ -57,7 +57,7 @@ fn parse_num(s: &[u8], start: usize, end: usize) -> (i64, bool, usize) {
     let mut is_num = false;
     let mut i = start;
     while i < end && s[i].is_ascii_digit() {
-        if num > TOO_LARGE || num < -TOO_LARGE {
+        if !(-TOO_LARGE..=TOO_LARGE).contains(&num) {
             return (0, false, end);
         }
         num = num * 10 + i64::from(s[i] - b'0');
@@ -112,7 +112,7 @@ impl Printer {
             GoValue::Int(i) => (*i, true),
             _ => (0, false),
         };
-        if num > TOO_LARGE || num < -TOO_LARGE {
+        if !(-TOO_LARGE..=TOO_LARGE).contains(&num) {
             num = 0;
             is_int = false;
         }
@@ -309,10 +309,10 @@ impl Printer {
             }
             _ => {}
         }
-        self.print_value(arg, verb, 0);
+        self.print_value(arg, verb);
     }
 
-    fn print_value(&mut self, v: &GoValue, verb: char, depth: usize) {
+    fn print_value(&mut self, v: &GoValue, verb: char) {
         match v {
             GoValue::Nil => {
                 // Only reachable for elements of slices and maps.
@@ -355,7 +355,7 @@ impl Printer {
                         if n > 0 {
                             self.buf.push_str(", ");
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(item, verb);
                     }
                     self.buf.push('}');
                 } else {
@@ -364,7 +364,7 @@ impl Printer {
                         if n > 0 {
                             self.buf.push(' ');
                         }
-                        self.print_value(item, verb, depth + 1);
+                        self.print_value(item, verb);
                     }
                     self.buf.push(']');
                 }
@@ -383,9 +383,9 @@ impl Printer {
                             self.buf.push(' ');
                         }
                     }
-                    self.print_value(&GoValue::String(k.clone()), verb, depth + 1);
+                    self.print_value(&GoValue::String(k.clone()), verb);
                     self.buf.push(':');
-                    self.print_value(item, verb, depth + 1);
+                    self.print_value(item, verb);
                 }
                 self.buf.push(if self.f.sharp_v { '}' } else { ']' });
             }
@@ -580,11 +580,7 @@ impl Printer {
         if self.f.sharp {
             match base {
                 2 => out.extend_from_slice(b"b0"),
-                8 => {
-                    if out.last() != Some(&b'0') {
-                        out.push(b'0');
-                    }
-                }
+                8 if out.last() != Some(&b'0') => out.push(b'0'),
                 16 => {
                     out.push(digits[16]);
                     out.push(b'0');
@@ -620,12 +616,11 @@ impl Printer {
             hex.insert(0, '0');
         }
         let mut s = format!("U+{hex}");
-        if self.f.sharp {
-            if let Some(c) = u32::try_from(u).ok().and_then(char::from_u32) {
-                if is_print(c) {
-                    s.push_str(&format!(" '{c}'"));
-                }
-            }
+        if self.f.sharp
+            && let Some(c) = u32::try_from(u).ok().and_then(char::from_u32)
+            && is_print(c)
+        {
+            s.push_str(&format!(" '{c}'"));
         }
         let old = self.f.zero;
         self.f.zero = false;
@@ -1170,9 +1165,9 @@ mod tests {
             ("%U", vec![i(65)], "U+0041"),
             ("%#U", vec![i(0x1F600)], "U+1F600 '😀'"),
             ("%.3d", vec![i(7)], "007"),
-            ("%.2f", vec![f(3.14159)], "3.14"),
-            ("%8.3f|", vec![f(-3.14159)], "  -3.142|"),
-            ("%08.3f", vec![f(-3.14159)], "-003.142"),
+            ("%.2f", vec![f(1.23456)], "1.23"),
+            ("%8.3f|", vec![f(-1.23456)], "  -1.235|"),
+            ("%08.3f", vec![f(-1.23456)], "-001.235"),
             ("%e", vec![f(1234.5678)], "1.234568e+03"),
             ("%E", vec![f(1234.5678)], "1.234568E+03"),
             ("%g", vec![f(1234.5678)], "1234.5678"),

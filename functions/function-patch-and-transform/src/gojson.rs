@@ -515,6 +515,15 @@ mod tests {
     }
 
     #[test]
+    fn protojson_like_go() {
+        let v = serde_json::json!({"z": [1, 1.5, 1e21], "a": "<&>\u{7f}\n", "m": {}});
+        assert_eq!(
+            protojson(&v),
+            r#"{"a":"<&>\u007f\n","m":{},"z":[1,1.5,1e+21]}"#
+        );
+    }
+
+    #[test]
     fn unmarshal_errors_like_go() {
         let cases = [
             ("", "unexpected end of JSON input"),

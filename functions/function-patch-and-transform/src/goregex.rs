@@ -15,6 +15,9 @@
 //! Known gaps: Unicode class names are checked by the `regex` crate, which
 //! accepts more names (and spellings) than Go.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use regex::Regex;
 
 /// A compiled Go regular expression.
@@ -25,8 +28,27 @@ pub struct GoRegex {
 
 impl GoRegex {
     /// Compiles `pattern` with Go's syntax; the error is Go's
-    /// `error parsing regexp: ...` text.
+    /// `error parsing regexp: ...` text. Results are cached per thread
+    /// (validation and the transforms compile the same patterns).
     pub fn compile(pattern: &str) -> Result<GoRegex, String> {
+        thread_local! {
+            static CACHE: RefCell<HashMap<String, Result<GoRegex, String>>> = RefCell::new(HashMap::new());
+        }
+        if let Some(hit) = CACHE.with(|c| c.borrow().get(pattern).cloned()) {
+            return hit;
+        }
+        let compiled = Self::compile_uncached(pattern);
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= 256 {
+                c.clear();
+            }
+            c.insert(pattern.to_owned(), compiled.clone());
+        });
+        compiled
+    }
+
+    fn compile_uncached(pattern: &str) -> Result<GoRegex, String> {
         let translated = translate(pattern)?;
         let re = Regex::new(&translated).map_err(|e| {
             let code = if matches!(e, regex::Error::CompiledTooBig(_)) {
@@ -206,7 +228,7 @@ impl<'a> Parser<'a> {
                     Some((min, max, end)) => {
                         let op = self.s[start..end].to_owned();
                         self.pos = end;
-                        if min < 0 || min > 1000 || max > 1000 || (max >= 0 && min > max) {
+                        if !(0..=1000).contains(&min) || max > 1000 || (max >= 0 && min > max) {
                             return Err(err(INVALID_REPEAT_SIZE, &op));
                         }
                         self.apply_repeat(&mut items, op, min, max, start, last_repeat)?;
@@ -554,23 +576,24 @@ impl<'a> Parser<'a> {
                 return Err(err(MISSING_BRACKET, whole));
             }
             // POSIX classes.
-            if t.len() > 2 && t.starts_with("[:") {
-                if let Some(i) = t[2..].find(":]") {
-                    let name = &t[..i + 4];
-                    let inner = &name[2..name.len() - 2];
-                    let base = inner.strip_prefix('^').unwrap_or(inner);
-                    const POSIX: [&str; 14] = [
-                        "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower",
-                        "print", "punct", "space", "upper", "word", "xdigit",
-                    ];
-                    if !POSIX.contains(&base) {
-                        return Err(err(INVALID_CHAR_RANGE, name));
-                    }
-                    out.push_str(name);
-                    any = true;
-                    t = &t[i + 4..];
-                    continue;
+            if t.len() > 2
+                && t.starts_with("[:")
+                && let Some(i) = t[2..].find(":]")
+            {
+                let name = &t[..i + 4];
+                let inner = &name[2..name.len() - 2];
+                let base = inner.strip_prefix('^').unwrap_or(inner);
+                const POSIX: [&str; 14] = [
+                    "alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower",
+                    "print", "punct", "space", "upper", "word", "xdigit",
+                ];
+                if !POSIX.contains(&base) {
+                    return Err(err(INVALID_CHAR_RANGE, name));
                 }
+                out.push_str(name);
+                any = true;
+                t = &t[i + 4..];
+                continue;
             }
             // Unicode classes.
             if t.starts_with("\\p") || t.starts_with("\\P") {

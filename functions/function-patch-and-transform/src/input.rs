@@ -421,13 +421,9 @@ fn integer(v: &Value, go_type: &str, ptr: &str) -> Result<Option<i64>, String> {
             let f = n.as_f64().unwrap_or(f64::NAN);
             // protojson writes the double; json v2 parses that text.
             let text = crate::gojson::encode_float(f).unwrap_or_else(|_| f.to_string());
+            // Go's int is 64 bits wide on the platforms the function ships for.
             if let Some(i) = xfn_sdk::fieldpath::integral_f64_as_i64(f) {
-                let fits = go_type != "int"
-                    || i32::try_from(i).is_ok()
-                    || cfg!(target_pointer_width = "64");
-                if fits {
-                    return Ok(Some(i));
-                }
+                return Ok(Some(i));
             }
             let integral = f.is_finite() && f.trunc() == f && !text.contains(['e', 'E', '.']);
             let why = if integral {
@@ -1003,6 +999,21 @@ mod tests {
             dec(json!({"zzz": 1, "resources": [{"aaa": 1}]}))
                 .unwrap_err()
                 .contains("\"aaa\"")
+        );
+    }
+
+    #[test]
+    fn object_meta_is_strict() {
+        assert!(
+            dec(json!({"metadata": {"name": "x", "labels": {"a": "b"}}, "resources": []})).is_ok()
+        );
+        assert_eq!(
+            dec(json!({"metadata": {"nmae": "x"}})).unwrap_err(),
+            "json: cannot unmarshal JSON string into Go v1.ObjectMeta: unknown object member name \"nmae\" within \"/metadata\""
+        );
+        assert_eq!(
+            dec(json!({"metadata": {"labels": {"a": 1}}})).unwrap_err(),
+            "json: cannot unmarshal JSON number into Go string within \"/metadata/labels/a\""
         );
     }
 

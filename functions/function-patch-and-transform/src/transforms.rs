@@ -47,20 +47,7 @@ pub fn resolve(t: &Transform, input: GoValue) -> Result<GoValue, String> {
 
 /// A JSON value as `encoding/json` decodes it into `interface{}` (numbers are `float64`).
 fn from_raw_json(v: &Value) -> GoValue {
-    match GoValue::from_json(v) {
-        GoValue::Int(i) => GoValue::Float(i as f64),
-        GoValue::Slice(items) => GoValue::Slice(
-            items
-                .into_iter()
-                .map(|i| match i {
-                    GoValue::Int(n) => GoValue::Float(n as f64),
-                    other => other,
-                })
-                .map(|i| refloat(i))
-                .collect(),
-        ),
-        other => refloat(other),
-    }
+    refloat(GoValue::from_json(v))
 }
 
 fn refloat(v: GoValue) -> GoValue {

@@ -100,11 +100,9 @@ impl GoValue {
 /// values (doubles) reach a Go function.
 pub fn floatify(v: &mut Value) {
     match v {
-        Value::Number(n) => {
-            if !n.is_f64() {
-                if let Some(f) = n.as_f64().and_then(Number::from_f64) {
-                    *n = f;
-                }
+        Value::Number(n) if !n.is_f64() => {
+            if let Some(f) = n.as_f64().and_then(Number::from_f64) {
+                *n = f;
             }
         }
         Value::Array(a) => a.iter_mut().for_each(floatify),

@@ -34,11 +34,15 @@ pub fn from_status(
         status.code(),
         status.message()
     );
+    // tonic's own client-side deadline ends a call as CANCELLED with a
+    // TimeoutExpired source; the server's as DEADLINE_EXCEEDED.
+    let expired =
+        status.code() == Code::DeadlineExceeded || caused_by::<tonic::TimeoutExpired>(status);
+    if let (true, Some(limit)) = (expired, timeout) {
+        return CallError::Timeout { function, limit };
+    }
     match status.code() {
-        Code::DeadlineExceeded => match timeout {
-            Some(limit) => CallError::Timeout { function, limit },
-            None => CallError::Failed { function, message },
-        },
+        Code::DeadlineExceeded => CallError::Failed { function, message },
         // The call never reached a function, or the function is not there.
         Code::Unavailable
         | Code::Unimplemented
@@ -48,15 +52,21 @@ pub fn from_status(
         | Code::NotFound => CallError::Unavailable { function, message },
         // tonic reports connection and TLS failures as Unknown with a
         // transport error as source.
-        Code::Unknown if is_transport_error(status) => CallError::Unavailable { function, message },
+        Code::Unknown
+            if caused_by::<tonic::transport::Error>(status)
+                || caused_by::<std::io::Error>(status) =>
+        {
+            CallError::Unavailable { function, message }
+        }
         _ => CallError::Failed { function, message },
     }
 }
 
-fn is_transport_error(status: &Status) -> bool {
+/// Whether an error of type `E` is among the causes of `status`.
+fn caused_by<E: std::error::Error + 'static>(status: &Status) -> bool {
     let mut source = std::error::Error::source(status);
     while let Some(error) = source {
-        if error.is::<tonic::transport::Error>() || error.is::<std::io::Error>() {
+        if error.is::<E>() {
             return true;
         }
         source = error.source();
@@ -149,5 +159,14 @@ mod tests {
         assert!(matches!(failed, CallError::Failed { .. }), "{failed}");
         let late = from_status(&Status::deadline_exceeded("late"), "f", "t:1", None);
         assert!(matches!(late, CallError::Failed { .. }), "{late}");
+        let mut expired = Status::cancelled("Timeout expired");
+        expired.set_source(std::sync::Arc::new(tonic::TimeoutExpired(())));
+        assert_eq!(
+            from_status(&expired, "f", "t:1", limit),
+            CallError::Timeout {
+                function: "f".into(),
+                limit: Duration::from_millis(5)
+            }
+        );
     }
 }
