@@ -28,6 +28,11 @@ pub const RUNTIME: &str = "render.crossplane.io/runtime";
 pub const WASM_MODULE: &str = "render.crossplane.io/runtime-wasm-module";
 /// Annotation naming a Development runtime's gRPC target.
 pub const DEVELOPMENT_TARGET: &str = "render.crossplane.io/runtime-development-target";
+/// Annotation naming a directory of client certificates (`tls.crt`,
+/// `tls.key`, `ca.crt`) for an mTLS Development runtime.
+pub const DEVELOPMENT_TLS_CERTS_DIR: &str = "render.crossplane.io/runtime-development-tls-certs-dir";
+/// Annotation naming the name a Development runtime's server certificate must carry.
+pub const DEVELOPMENT_TLS_SERVER_NAME: &str = "render.crossplane.io/runtime-development-tls-server-name";
 /// The default Development target.
 pub const DEFAULT_DEVELOPMENT_TARGET: &str = "localhost:9443";
 /// Annotation choosing the pull policy (the one users know from Docker).
@@ -64,7 +69,8 @@ pub async fn start(
                     "" => DEFAULT_DEVELOPMENT_TARGET,
                     target => target,
                 };
-                development(&fn_name, target).await.map_err(runtime_error)?
+                let owned = |key: &str| annotation(key).to_owned();
+                development(&fn_name, target, owned).await.map_err(runtime_error)?
             }
             "Docker" => {
                 return Err(runtime_error(format!(
@@ -151,8 +157,27 @@ async fn load_wasm(
     }
 }
 
-async fn development(_name: &str, target: &str) -> Result<Arc<dyn Function>, String> {
-    Err(format!(
-        "the Development runtime (target {target:?}) is not available in this build"
-    ))
+/// A conventional gRPC function: in plaintext as classic render does, or
+/// over mTLS when [`DEVELOPMENT_TLS_CERTS_DIR`] names a directory of
+/// `tls.crt`, `tls.key` and `ca.crt`.
+async fn development(
+    name: &str,
+    target: &str,
+    annotation: impl Fn(&str) -> String,
+) -> Result<Arc<dyn Function>, String> {
+    let tls = match annotation(DEVELOPMENT_TLS_CERTS_DIR).as_str() {
+        "" => None,
+        dir => {
+            let tls = crate::grpc::ClientTls::from_dir(Path::new(dir))
+                .map_err(|e| format!("cannot read the client certificates in {dir:?}: {e}"))?;
+            Some(match annotation(DEVELOPMENT_TLS_SERVER_NAME).as_str() {
+                "" => tls,
+                server_name => tls.with_server_name(server_name),
+            })
+        }
+    };
+    let function = crate::grpc::client::connect(name, target, tls)
+        .await
+        .map_err(|e| format!("cannot connect to the Development runtime at {target:?}: {e}"))?;
+    Ok(Arc::new(function))
 }
