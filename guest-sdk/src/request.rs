@@ -48,7 +48,9 @@ impl Request {
 
     /// The observed composed resources, by composition resource name.
     pub fn observed_composed(&self) -> &BTreeMap<String, Resource> {
-        self.observed.as_ref().map_or(&NO_RESOURCES, |s| &s.resources)
+        self.observed
+            .as_ref()
+            .map_or(&NO_RESOURCES, |s| &s.resources)
     }
 
     /// The desired composite resource accumulated so far, if any.
@@ -58,7 +60,9 @@ impl Request {
 
     /// The desired composed resources accumulated so far.
     pub fn desired_composed(&self) -> &BTreeMap<String, Resource> {
-        self.desired.as_ref().map_or(&NO_RESOURCES, |s| &s.resources)
+        self.desired
+            .as_ref()
+            .map_or(&NO_RESOURCES, |s| &s.resources)
     }
 
     /// The resources resolved for requirement `name`.
@@ -77,7 +81,9 @@ impl Request {
     ///
     /// `None` means not resolved; `Some(None)` means resolved, not found.
     pub fn required_schema(&self, name: &str) -> Option<Option<&Object>> {
-        self.required_schemas.get(name).map(|s| s.openapi_v3.as_ref())
+        self.required_schemas
+            .get(name)
+            .map(|s| s.openapi_v3.as_ref())
     }
 
     /// The credential data named `name`, if the step was given it.

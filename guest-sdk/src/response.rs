@@ -102,7 +102,11 @@ impl Response {
     }
 
     /// Sets one key of the context passed to the next step.
-    pub fn set_context_key(&mut self, key: impl Into<String>, value: serde_json::Value) -> &mut Self {
+    pub fn set_context_key(
+        &mut self,
+        key: impl Into<String>,
+        value: serde_json::Value,
+    ) -> &mut Self {
         self.context
             .get_or_insert_with(Object::new)
             .insert(key.into(), value);
@@ -121,7 +125,11 @@ impl Response {
     }
 
     /// Adds or replaces one desired composed resource.
-    pub fn set_desired_composed(&mut self, name: impl Into<String>, resource: Resource) -> &mut Self {
+    pub fn set_desired_composed(
+        &mut self,
+        name: impl Into<String>,
+        resource: Resource,
+    ) -> &mut Self {
         self.desired_mut().resources.insert(name.into(), resource);
         self
     }
@@ -219,12 +227,14 @@ impl Resource {
             ..Resource::default()
         }
     }
-
 }
 
 impl Resource {
     /// Reads the value at a crossplane-runtime field path, such as `spec.forProvider.region`.
-    pub fn get_value(&self, path: &str) -> Result<serde_json::Value, crate::fieldpath::FieldPathError> {
+    pub fn get_value(
+        &self,
+        path: &str,
+    ) -> Result<serde_json::Value, crate::fieldpath::FieldPathError> {
         let object = serde_json::Value::Object(self.resource.clone().unwrap_or_default());
         crate::fieldpath::get(&object, path).cloned()
     }

@@ -37,16 +37,23 @@ pub mod serde_duration {
     use serde::{Deserialize, Deserializer, Serializer};
 
     /// Serializes as seconds with an `s` suffix.
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(
+        d: &Option<Duration>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         match d {
-            Some(d) if d.subsec_nanos() == 0 => serializer.serialize_str(&format!("{}s", d.as_secs())),
+            Some(d) if d.subsec_nanos() == 0 => {
+                serializer.serialize_str(&format!("{}s", d.as_secs()))
+            }
             Some(d) => serializer.serialize_str(&format!("{}s", d.as_secs_f64())),
             None => serializer.serialize_none(),
         }
     }
 
     /// Deserializes `"<seconds>s"`.
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Duration>, D::Error> {
         let Some(text) = Option::<String>::deserialize(deserializer)? else {
             return Ok(None);
         };
@@ -54,7 +61,9 @@ pub mod serde_duration {
             .strip_suffix('s')
             .and_then(|s| s.parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s >= 0.0)
-            .ok_or_else(|| D::Error::custom(format!("invalid duration {text:?}: want e.g. \"60s\"")))?;
+            .ok_or_else(|| {
+                D::Error::custom(format!("invalid duration {text:?}: want e.g. \"60s\""))
+            })?;
         Ok(Some(Duration::from_secs_f64(seconds)))
     }
 }

@@ -125,7 +125,10 @@ pub struct Resource {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<Object>,
     /// Connection details.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", with = "crate::serde_bytes")]
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::serde_bytes"
+    )]
     pub connection_details: Bytes,
     /// Readiness (desired state only).
     #[serde(skip_serializing_if = "is_default")]
@@ -167,7 +170,10 @@ pub struct Credentials {
 #[serde(default)]
 pub struct CredentialData {
     /// Secret data.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", with = "crate::serde_bytes")]
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::serde_bytes"
+    )]
     pub data: Bytes,
 }
 
@@ -279,7 +285,10 @@ pub struct ResponseMeta {
     /// Must equal the request's tag.
     pub tag: String,
     /// How long the response may be cached.
-    #[serde(skip_serializing_if = "Option::is_none", with = "crate::serde_duration")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        with = "crate::serde_duration"
+    )]
     pub ttl: Option<Duration>,
 }
 

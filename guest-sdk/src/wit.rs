@@ -15,14 +15,17 @@ use crate::{
 };
 
 /// Runs `F` on a request as it arrived over the WIT boundary.
-pub fn run<F: crate::Function>(request: wit::RunFunctionRequest) -> Result<wit::RunFunctionResponse, String> {
+pub fn run<F: crate::Function>(
+    request: wit::RunFunctionRequest,
+) -> Result<wit::RunFunctionResponse, String> {
     let request = request_from_wit(request).map_err(|e| format!("cannot read request: {e}"))?;
     let response = F::run(&request).map_err(|e| e.to_string())?;
     Ok(response_to_wit(response))
 }
 
 fn parse_object(text: String, what: &str) -> Result<Object, Error> {
-    serde_json::from_str(&text).map_err(|e| Error::from(format!("{what} is not a JSON object: {e}")))
+    serde_json::from_str(&text)
+        .map_err(|e| Error::from(format!("{what} is not a JSON object: {e}")))
 }
 
 fn parse_opt(text: Option<String>, what: &str) -> Result<Option<Object>, Error> {
@@ -50,7 +53,11 @@ pub fn request_from_wit(r: wit::RunFunctionRequest) -> Result<Request, Error> {
     Ok(Request {
         meta: r.meta.map(|m| RequestMeta {
             tag: m.tag,
-            capabilities: m.capabilities.into_iter().map(capability_from_wit).collect(),
+            capabilities: m
+                .capabilities
+                .into_iter()
+                .map(capability_from_wit)
+                .collect(),
         }),
         observed: r.observed.map(state_from_wit).transpose()?,
         desired: r.desired.map(state_from_wit).transpose()?,
@@ -163,13 +170,27 @@ pub fn response_from_wit(r: wit::RunFunctionResponse) -> Result<Response, Error>
             .collect(),
         context: parse_opt(r.context, "context")?,
         requirements: r.requirements.map(|q| Requirements {
-            extra_resources: q.extra_resources.into_iter().map(|(k, s)| (k, selector_from_wit(s))).collect(),
-            resources: q.resources.into_iter().map(|(k, s)| (k, selector_from_wit(s))).collect(),
+            extra_resources: q
+                .extra_resources
+                .into_iter()
+                .map(|(k, s)| (k, selector_from_wit(s)))
+                .collect(),
+            resources: q
+                .resources
+                .into_iter()
+                .map(|(k, s)| (k, selector_from_wit(s)))
+                .collect(),
             schemas: q
                 .schemas
                 .into_iter()
                 .map(|(k, s)| {
-                    (k, SchemaSelector { api_version: s.api_version, kind: s.kind })
+                    (
+                        k,
+                        SchemaSelector {
+                            api_version: s.api_version,
+                            kind: s.kind,
+                        },
+                    )
                 })
                 .collect(),
         }),
@@ -228,7 +249,11 @@ fn state_to_wit(s: State) -> wit::State {
 
 fn resources_from_wit(r: wit::Resources) -> Result<Resources, Error> {
     Ok(Resources {
-        items: r.items.into_iter().map(resource_from_wit).collect::<Result<_, _>>()?,
+        items: r
+            .items
+            .into_iter()
+            .map(resource_from_wit)
+            .collect::<Result<_, _>>()?,
     })
 }
 

@@ -14,9 +14,12 @@ use xfn_host::{HostConfig, HostEngine, WasmRuntime};
 fn component(name: &str) -> Vec<u8> {
     let dir = std::env::var_os("XFN_WASM_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/wasm"));
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/wasm")
+        });
     let path = dir.join(format!("{name}.wasm"));
-    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}; run `make wasm`", path.display()))
+    std::fs::read(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}; run `make wasm`", path.display()))
 }
 
 fn hello_request() -> RunFunctionRequest {
@@ -31,7 +34,10 @@ fn hello_request() -> RunFunctionRequest {
             resources: Vec::new(),
         }),
         desired: Some(State::default()),
-        input: Some(r#"{"apiVersion":"hello.fn.xfn.dev/v1alpha1","kind":"Input","greeting":"Hello"}"#.into()),
+        input: Some(
+            r#"{"apiVersion":"hello.fn.xfn.dev/v1alpha1","kind":"Input","greeting":"Hello"}"#
+                .into(),
+        ),
         context: Some("{}".into()),
         ..RunFunctionRequest::default()
     }
@@ -44,7 +50,9 @@ fn runtime() -> WasmRuntime {
 
 fn warm_call(c: &mut Criterion) {
     let rt = runtime();
-    let hello = rt.load("function-hello", &component("hello")).expect("load hello");
+    let hello = rt
+        .load("function-hello", &component("hello"))
+        .expect("load hello");
     let request = hello_request();
     c.bench_function("hello/warm-call", |b| {
         b.iter(|| hello.call_blocking(&request, None).expect("call"));
@@ -55,9 +63,13 @@ fn compile(c: &mut Criterion) {
     let rt = runtime();
     let bytes = component("hello");
     let mut group = c.benchmark_group("hello");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     group.bench_function("compile", |b| {
-        b.iter(|| wasmtime::component::Component::new(rt.engine().engine(), &bytes).expect("compile"));
+        b.iter(|| {
+            wasmtime::component::Component::new(rt.engine().engine(), &bytes).expect("compile")
+        });
     });
     group.finish();
 }

@@ -32,12 +32,16 @@ impl HostEngine {
             match Engine::new(&wasm_config(&config, true)) {
                 Ok(engine) => engine,
                 Err(e) => {
-                    tracing::warn!("cannot reserve a pool of instances ({e}); allocating on demand");
-                    Engine::new(&wasm_config(&config, false)).map_err(|e| crate::Error::Engine(e.to_string()))?
+                    tracing::warn!(
+                        "cannot reserve a pool of instances ({e}); allocating on demand"
+                    );
+                    Engine::new(&wasm_config(&config, false))
+                        .map_err(|e| crate::Error::Engine(e.to_string()))?
                 }
             }
         } else {
-            Engine::new(&wasm_config(&config, false)).map_err(|e| crate::Error::Engine(e.to_string()))?
+            Engine::new(&wasm_config(&config, false))
+                .map_err(|e| crate::Error::Engine(e.to_string()))?
         };
         let inner = Arc::new(Inner { engine, config });
         spawn_ticker(Arc::downgrade(&inner));

@@ -39,7 +39,9 @@ fn state(s: sdk::State) -> host::State {
 }
 
 fn resources(r: sdk::Resources) -> host::Resources {
-    host::Resources { items: r.items.into_iter().map(resource).collect() }
+    host::Resources {
+        items: r.items.into_iter().map(resource).collect(),
+    }
 }
 
 /// An SDK request as the host sends it.
@@ -67,11 +69,15 @@ pub fn request(r: sdk::Request) -> host::RunFunctionRequest {
         extra_resources: pairs(r.extra_resources, resources),
         credentials: pairs(r.credentials, |c| host::Credentials {
             source: c.credential_data.map(|d| {
-                host::CredentialSource::CredentialData(host::CredentialData { data: d.data.into_iter().collect() })
+                host::CredentialSource::CredentialData(host::CredentialData {
+                    data: d.data.into_iter().collect(),
+                })
             }),
         }),
         required_resources: pairs(r.required_resources, resources),
-        required_schemas: pairs(r.required_schemas, |s| host::Schema { openapi_v3: s.openapi_v3.map(text) }),
+        required_schemas: pairs(r.required_schemas, |s| host::Schema {
+            openapi_v3: s.openapi_v3.map(text),
+        }),
     }
 }
 
@@ -90,7 +96,11 @@ fn resource_back(r: host::ResourceObject) -> sdk::Resource {
 fn state_back(s: host::State) -> sdk::State {
     sdk::State {
         composite: s.composite.map(resource_back),
-        resources: s.resources.into_iter().map(|(k, v)| (k, resource_back(v))).collect(),
+        resources: s
+            .resources
+            .into_iter()
+            .map(|(k, v)| (k, resource_back(v)))
+            .collect(),
     }
 }
 
@@ -109,7 +119,9 @@ fn selector_back(s: host::ResourceSelector) -> sdk::ResourceSelector {
         r#match: s.match_.map(|m| match m {
             host::ResourceMatch::MatchName(n) => sdk::ResourceMatch::MatchName(n),
             host::ResourceMatch::MatchLabels(l) => {
-                sdk::ResourceMatch::MatchLabels(sdk::MatchLabels { labels: l.labels.into_iter().collect() })
+                sdk::ResourceMatch::MatchLabels(sdk::MatchLabels {
+                    labels: l.labels.into_iter().collect(),
+                })
             }
         }),
         namespace: s.namespace,
@@ -122,7 +134,10 @@ pub fn response(r: host::RunFunctionResponse) -> sdk::Response {
         meta: r.meta.map(|m| sdk::ResponseMeta {
             tag: m.tag,
             ttl: m.ttl.map(|d| {
-                std::time::Duration::new(u64::try_from(d.seconds).unwrap_or(0), u32::try_from(d.nanos).unwrap_or(0))
+                std::time::Duration::new(
+                    u64::try_from(d.seconds).unwrap_or(0),
+                    u32::try_from(d.nanos).unwrap_or(0),
+                )
             }),
         }),
         desired: r.desired.map(state_back),
@@ -143,12 +158,28 @@ pub fn response(r: host::RunFunctionResponse) -> sdk::Response {
             .collect(),
         context: object(r.context),
         requirements: r.requirements.map(|q| sdk::Requirements {
-            extra_resources: q.extra_resources.into_iter().map(|(k, s)| (k, selector_back(s))).collect(),
-            resources: q.resources.into_iter().map(|(k, s)| (k, selector_back(s))).collect(),
+            extra_resources: q
+                .extra_resources
+                .into_iter()
+                .map(|(k, s)| (k, selector_back(s)))
+                .collect(),
+            resources: q
+                .resources
+                .into_iter()
+                .map(|(k, s)| (k, selector_back(s)))
+                .collect(),
             schemas: q
                 .schemas
                 .into_iter()
-                .map(|(k, s)| (k, sdk::SchemaSelector { api_version: s.api_version, kind: s.kind }))
+                .map(|(k, s)| {
+                    (
+                        k,
+                        sdk::SchemaSelector {
+                            api_version: s.api_version,
+                            kind: s.kind,
+                        },
+                    )
+                })
                 .collect(),
         }),
         conditions: r

@@ -101,7 +101,8 @@ pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
 /// Every `*.json` fixture under `dir` (recursively), sorted.
 pub fn fixtures(dir: &std::path::Path) -> Vec<PathBuf> {
     fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
-        let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
         for path in entries.filter_map(|entry| entry.ok().map(|e| e.path())) {
             if path.is_dir() {
                 walk(&path, out);
@@ -129,7 +130,8 @@ pub fn differential(
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap_or_default();
-        let fixture: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let fixture: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let request: xfn_sdk::Request = serde_json::from_value(fixture["request"].clone())
             .unwrap_or_else(|e| panic!("{}: bad request: {e}", file.display()));
         let want = native(&request);
@@ -137,7 +139,10 @@ pub fn differential(
             Ok(got) => {
                 let got = convert::response(got);
                 if got != want {
-                    failures.push(format!("{}:\n  native: {want:?}\n  wasm:   {got:?}", file.display()));
+                    failures.push(format!(
+                        "{}:\n  native: {want:?}\n  wasm:   {got:?}",
+                        file.display()
+                    ));
                 }
             }
             Err(e) => failures.push(format!("{}: the component failed: {e}", file.display())),

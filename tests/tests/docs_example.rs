@@ -15,7 +15,8 @@ fn the_docs_example_renders_byte_for_byte() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, want);
     assert!(
-        run.stderr.contains("as the built-in wasm function function-patch-and-transform"),
+        run.stderr
+            .contains("as the built-in wasm function function-patch-and-transform"),
         "say which built-in ran: {}",
         run.stderr
     );
@@ -35,5 +36,9 @@ fn a_resources_mode_composition_renders_as_a_patch_and_transform_pipeline() {
     let run = run_xfn(&legacy, &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, want);
-    assert!(run.stderr.contains("uses the deprecated mode: Resources"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("uses the deprecated mode: Resources"),
+        "{}",
+        run.stderr
+    );
 }

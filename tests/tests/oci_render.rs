@@ -14,7 +14,9 @@ fn docs_dir() -> PathBuf {
 
 fn functions_file(dir: &Path, package: &str, policy: Option<&str>) -> String {
     let annotations = policy
-        .map(|p| format!("  annotations:\n    render.crossplane.io/runtime-docker-pull-policy: {p}\n"))
+        .map(|p| {
+            format!("  annotations:\n    render.crossplane.io/runtime-docker-pull-policy: {p}\n")
+        })
         .unwrap_or_default();
     let text = format!(
         "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-patch-and-transform\n{annotations}spec:\n  package: {package}\n"
@@ -42,12 +44,20 @@ fn the_docs_example_renders_from_a_registry_and_then_from_the_cache() {
     let mut registry = Registry::start();
     let work = tempfile::tempdir().expect("tempdir");
     let cache = work.path().join("cache");
-    let want = std::fs::read_to_string(docs_dir().join("expected-output.yaml")).expect("expected output");
+    let want =
+        std::fs::read_to_string(docs_dir().join("expected-output.yaml")).expect("expected output");
 
     // Publish our patch-and-transform component under its usual name.
     let package = registry.reference("crossplane-contrib/function-patch-and-transform:v0.8.2");
     let wasm = wasm_dir().join("function_patch_and_transform.wasm");
-    let push = run_xfn(work.path(), &["push".to_owned(), wasm.display().to_string(), package.clone()]);
+    let push = run_xfn(
+        work.path(),
+        &[
+            "push".to_owned(),
+            wasm.display().to_string(),
+            package.clone(),
+        ],
+    );
     assert_eq!(push.code, 0, "xfn push: {}", push.stderr);
 
     // Rendered from the registry: the built-in is not used.
@@ -55,7 +65,11 @@ fn the_docs_example_renders_from_a_registry_and_then_from_the_cache() {
     let run = render(work.path(), &cache, &functions);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, want);
-    assert!(!run.stderr.contains("built-in"), "pulled, not built in: {}", run.stderr);
+    assert!(
+        !run.stderr.contains("built-in"),
+        "pulled, not built in: {}",
+        run.stderr
+    );
 
     // With the registry gone, Never renders from the warm cache alone.
     registry.stop();
@@ -70,7 +84,11 @@ fn the_docs_example_renders_from_a_registry_and_then_from_the_cache() {
     let run = render(work.path(), &cache, &always);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, want);
-    assert!(run.stderr.contains("falling back to the built-in function"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("falling back to the built-in function"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -85,7 +103,11 @@ fn a_package_that_is_not_cached_and_not_reachable_is_a_clear_error() {
         ),
     )
     .expect("write functions");
-    let run = render(work.path(), &work.path().join("cache"), &functions.display().to_string());
+    let run = render(
+        work.path(),
+        &work.path().join("cache"),
+        &functions.display().to_string(),
+    );
     assert_eq!(run.code, 1);
     assert!(run.stdout.is_empty());
     assert!(

@@ -17,10 +17,12 @@ fn write(dir: &Path, name: &str, text: &str) {
 /// Renders wasm → Python → wasm, each step counting its call in the context.
 fn render_mixed(python_annotations: &str) -> xfn_tests::Run {
     let dir = tempfile::tempdir().expect("tempdir");
-    write(dir.path(), "xr.yaml", "apiVersion: example.org/v1\nkind: XMixed\nmetadata:\n  name: mixed\n");
-    let step = |name: &str, function: &str| {
-        json!({"step": name, "functionRef": {"name": function}, "input": {"count": true}})
-    };
+    write(
+        dir.path(),
+        "xr.yaml",
+        "apiVersion: example.org/v1\nkind: XMixed\nmetadata:\n  name: mixed\n",
+    );
+    let step = |name: &str, function: &str| json!({"step": name, "functionRef": {"name": function}, "input": {"count": true}});
     let composition = json!({
         "apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition", "metadata": {"name": "mixed"},
         "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1", "kind": "XMixed"}, "mode": "Pipeline",
@@ -37,7 +39,15 @@ fn render_mixed(python_annotations: &str) -> xfn_tests::Run {
             scripted.display()
         ),
     );
-    let args = ["render", "xr.yaml", "composition.yaml", "functions.yaml", "-r", "-c"].map(String::from);
+    let args = [
+        "render",
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "-r",
+        "-c",
+    ]
+    .map(String::from);
     run_xfn(dir.path(), &args)
 }
 
@@ -53,14 +63,30 @@ fn check_mixed(run: &xfn_tests::Run) {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let docs = documents(&run.stdout);
     let context = docs.last().expect("a context document");
-    assert_eq!(context["fields"]["xfn.test/calls"], json!(3), "wasm, python and wasm each ran once: {context}");
+    assert_eq!(
+        context["fields"]["xfn.test/calls"],
+        json!(3),
+        "wasm, python and wasm each ran once: {context}"
+    );
     let composed: Vec<&Value> = docs.iter().filter(|d| d["kind"] == "ConfigMap").collect();
-    assert_eq!(composed.len(), 1, "the Python function's ConfigMap: {docs:?}");
-    assert_eq!(composed[0]["metadata"]["annotations"]["crossplane.io/composition-resource-name"], "from-python");
+    assert_eq!(
+        composed.len(),
+        1,
+        "the Python function's ConfigMap: {docs:?}"
+    );
+    assert_eq!(
+        composed[0]["metadata"]["annotations"]["crossplane.io/composition-resource-name"],
+        "from-python"
+    );
     let results: Vec<(&str, &str)> = docs
         .iter()
         .filter(|d| d["kind"] == "Result")
-        .map(|d| (d["step"].as_str().unwrap_or(""), d["message"].as_str().unwrap_or("")))
+        .map(|d| {
+            (
+                d["step"].as_str().unwrap_or(""),
+                d["message"].as_str().unwrap_or(""),
+            )
+        })
         .collect();
     assert_eq!(results, [("python", "hello from python")]);
 }
@@ -68,7 +94,10 @@ fn check_mixed(run: &xfn_tests::Run) {
 #[test]
 fn a_python_sdk_function_runs_between_wasm_steps_in_plaintext() {
     let python = PyFunction::start(&["--insecure"]);
-    let run = render_mixed(&format!("    render.crossplane.io/runtime-development-target: {}\n", python.target()));
+    let run = render_mixed(&format!(
+        "    render.crossplane.io/runtime-development-target: {}\n",
+        python.target()
+    ));
     check_mixed(&run);
 }
 
@@ -86,12 +115,19 @@ fn a_python_sdk_function_runs_between_wasm_steps_over_mtls() {
 
 #[test]
 fn an_unreachable_development_function_is_a_clear_error() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
-    let run = render_mixed(&format!("    render.crossplane.io/runtime-development-target: 127.0.0.1:{port}\n"));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let run = render_mixed(&format!(
+        "    render.crossplane.io/runtime-development-target: 127.0.0.1:{port}\n"
+    ));
     assert_eq!(run.code, 1);
     assert!(run.stdout.is_empty());
     assert!(
-        run.stderr.contains("cannot run pipeline step \"python\"") && run.stderr.contains(&format!("127.0.0.1:{port}")),
+        run.stderr.contains("cannot run pipeline step \"python\"")
+            && run.stderr.contains(&format!("127.0.0.1:{port}")),
         "{}",
         run.stderr
     );

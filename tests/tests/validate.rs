@@ -10,14 +10,20 @@ fn cases() -> PathBuf {
 
 #[test]
 fn a_valid_composition_passes() {
-    let run = run_xfn(&cases().join("multi-step"), &["validate", "composition.yaml", "functions.yaml"].map(String::from));
+    let run = run_xfn(
+        &cases().join("multi-step"),
+        &["validate", "composition.yaml", "functions.yaml"].map(String::from),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "Composition \"test-composition\" is valid\n");
 }
 
 #[test]
 fn an_unknown_function_fails_with_its_step() {
-    let run = run_xfn(&cases().join("err-unknown-function"), &["validate", "composition.yaml", "functions.yaml"].map(String::from));
+    let run = run_xfn(
+        &cases().join("err-unknown-function"),
+        &["validate", "composition.yaml", "functions.yaml"].map(String::from),
+    );
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stderr,

@@ -60,10 +60,13 @@ mod tests {
     use xfn_sdk::{Resource, Severity, State};
 
     fn request(input: serde_json::Value) -> Request {
-        let xr = json!({"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "demo"}});
+        let xr =
+            json!({"apiVersion": "example.org/v1", "kind": "XThing", "metadata": {"name": "demo"}});
         Request {
             observed: Some(State {
-                composite: Some(Resource::from_object(xr.as_object().cloned().unwrap_or_default())),
+                composite: Some(Resource::from_object(
+                    xr.as_object().cloned().unwrap_or_default(),
+                )),
                 ..State::default()
             }),
             input: input.as_object().cloned(),
@@ -77,14 +80,26 @@ mod tests {
         assert_eq!(rsp.results.len(), 1);
         assert_eq!(rsp.results[0].severity, Severity::Normal);
         assert_eq!(rsp.results[0].message, "Hi, demo!");
-        let xr = rsp.desired.and_then(|d| d.composite).and_then(|c| c.resource);
-        assert_eq!(xr, json!({"status": {"greeting": "Hi, demo!"}}).as_object().cloned());
+        let xr = rsp
+            .desired
+            .and_then(|d| d.composite)
+            .and_then(|c| c.resource);
+        assert_eq!(
+            xr,
+            json!({"status": {"greeting": "Hi, demo!"}})
+                .as_object()
+                .cloned()
+        );
     }
 
     #[test]
     fn rejects_unknown_input_fields_with_a_fatal_result() {
         let rsp = Hello::run(&request(json!({"greting": "typo"}))).expect("runs");
         assert_eq!(rsp.results[0].severity, Severity::Fatal);
-        assert!(rsp.results[0].message.contains("unknown field `greting`"), "{}", rsp.results[0].message);
+        assert!(
+            rsp.results[0].message.contains("unknown field `greting`"),
+            "{}",
+            rsp.results[0].message
+        );
     }
 }

@@ -177,7 +177,11 @@ fn inputs(args: &RenderArgs) -> Result<Inputs> {
                 args.functions.display().to_string()
             )
         })?;
-    if converted && !functions.iter().any(|f| name(f) == convert::PATCH_AND_TRANSFORM) {
+    if converted
+        && !functions
+            .iter()
+            .any(|f| name(f) == convert::PATCH_AND_TRANSFORM)
+    {
         functions.push(convert::implied_function());
     }
     apply_annotations(&mut functions, &args.function_annotations)?;

@@ -128,7 +128,9 @@ mod tests {
 
     #[test]
     fn a_good_pipeline_has_no_problems() {
-        let c = composition(json!([{"step": "a", "functionRef": {"name": "f"}}, {"step": "b", "functionRef": {"name": "g"}}]));
+        let c = composition(
+            json!([{"step": "a", "functionRef": {"name": "f"}}, {"step": "b", "functionRef": {"name": "g"}}]),
+        );
         let known: HashSet<String> = ["f", "g"].map(String::from).into();
         assert!(pipeline_problems(&c, Some(&known)).is_empty());
         assert!(pipeline_problems(&c, None).is_empty());
@@ -164,6 +166,9 @@ mod tests {
     #[test]
     fn a_mode_other_than_pipeline_is_reported() {
         let c = json!({"spec": {"mode": "Resources"}});
-        assert_eq!(pipeline_problems(&c, None), ["spec.mode: Unsupported value: \"Resources\": supported values: \"Pipeline\""]);
+        assert_eq!(
+            pipeline_problems(&c, None),
+            ["spec.mode: Unsupported value: \"Resources\": supported values: \"Pipeline\""]
+        );
     }
 }

@@ -8,7 +8,8 @@ use serde_json::{Map, Value, json};
 pub const PATCH_AND_TRANSFORM: &str = "function-patch-and-transform";
 
 /// The package of the converted pipeline's function (it ships with xfn).
-pub const PATCH_AND_TRANSFORM_PACKAGE: &str = "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2";
+pub const PATCH_AND_TRANSFORM_PACKAGE: &str =
+    "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2";
 
 /// Whether the Composition uses `mode: Resources`.
 pub fn is_resources_mode(composition: &Value) -> bool {
@@ -29,7 +30,10 @@ pub fn to_pipeline(composition: &mut Value) {
         .and_then(|e| e.as_object_mut())
         .and_then(|e| e.remove("patches"))
     {
-        input.insert("environment".into(), json!({"patches": with_patch_types(patches)}));
+        input.insert(
+            "environment".into(),
+            json!({"patches": with_patch_types(patches)}),
+        );
     }
     if let Some(Value::Array(sets)) = spec.remove("patchSets") {
         let sets: Vec<Value> = sets
@@ -48,7 +52,10 @@ pub fn to_pipeline(composition: &mut Value) {
         _ => Vec::new(),
     };
     input.insert("resources".into(), Value::Array(resources));
-    if spec.get("environment").is_some_and(|e| e.as_object().is_some_and(Map::is_empty)) {
+    if spec
+        .get("environment")
+        .is_some_and(|e| e.as_object().is_some_and(Map::is_empty))
+    {
         spec.remove("environment");
     }
     spec.insert("mode".into(), json!("Pipeline"));
@@ -92,8 +99,15 @@ fn convert_resource(mut resource: Value) -> Value {
 
 /// Patches without a `type` were FromCompositeFieldPath in Resources mode.
 fn with_patch_types(mut patches: Value) -> Value {
-    for patch in patches.as_array_mut().into_iter().flatten().filter_map(Value::as_object_mut) {
-        patch.entry("type").or_insert_with(|| json!("FromCompositeFieldPath"));
+    for patch in patches
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+    {
+        patch
+            .entry("type")
+            .or_insert_with(|| json!("FromCompositeFieldPath"));
     }
     patches
 }

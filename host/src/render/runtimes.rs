@@ -30,9 +30,11 @@ pub const WASM_MODULE: &str = "render.crossplane.io/runtime-wasm-module";
 pub const DEVELOPMENT_TARGET: &str = "render.crossplane.io/runtime-development-target";
 /// Annotation naming a directory of client certificates (`tls.crt`,
 /// `tls.key`, `ca.crt`) for an mTLS Development runtime.
-pub const DEVELOPMENT_TLS_CERTS_DIR: &str = "render.crossplane.io/runtime-development-tls-certs-dir";
+pub const DEVELOPMENT_TLS_CERTS_DIR: &str =
+    "render.crossplane.io/runtime-development-tls-certs-dir";
 /// Annotation naming the name a Development runtime's server certificate must carry.
-pub const DEVELOPMENT_TLS_SERVER_NAME: &str = "render.crossplane.io/runtime-development-tls-server-name";
+pub const DEVELOPMENT_TLS_SERVER_NAME: &str =
+    "render.crossplane.io/runtime-development-tls-server-name";
 /// The default Development target.
 pub const DEFAULT_DEVELOPMENT_TARGET: &str = "localhost:9443";
 /// Annotation choosing the pull policy (the one users know from Docker).
@@ -63,14 +65,20 @@ pub async fn start(
                 .unwrap_or("")
         };
         let runtime: Arc<dyn Function> = match annotation(RUNTIME) {
-            "" | "Wasm" => Arc::new(load_wasm(function, wasm, registry).await.map_err(runtime_error)?),
+            "" | "Wasm" => Arc::new(
+                load_wasm(function, wasm, registry)
+                    .await
+                    .map_err(runtime_error)?,
+            ),
             "Development" => {
                 let target = match annotation(DEVELOPMENT_TARGET) {
                     "" => DEFAULT_DEVELOPMENT_TARGET,
                     target => target,
                 };
                 let owned = |key: &str| annotation(key).to_owned();
-                development(&fn_name, target, owned).await.map_err(runtime_error)?
+                development(&fn_name, target, owned)
+                    .await
+                    .map_err(runtime_error)?
             }
             "Docker" => {
                 return Err(runtime_error(format!(
@@ -129,7 +137,9 @@ async fn load_wasm(
                 return wasm.load(fn_name, &pulled.wasm).map_err(|e| e.to_string());
             }
             Err(e) if builtin.is_some() => {
-                eprintln!("xfn: cannot use package {package} from its registry ({e}); falling back to the built-in function");
+                eprintln!(
+                    "xfn: cannot use package {package} from its registry ({e}); falling back to the built-in function"
+                );
             }
             Err(e) => return Err(e.to_string()),
         }

@@ -62,7 +62,10 @@ pub fn run(req: &Request) -> Result<Response, String> {
         }
         Some("alloc") => {
             let block = vec![1u8; 1 << 30];
-            return Err(format!("allocated {} bytes", std::hint::black_box(block).len()));
+            return Err(format!(
+                "allocated {} bytes",
+                std::hint::black_box(block).len()
+            ));
         }
         Some("panic") => panic!("scripted panic"),
         Some("error") => return Err("scripted error".into()),
@@ -90,7 +93,11 @@ pub fn run(req: &Request) -> Result<Response, String> {
         let echoed = serde_json::to_value(req).map_err(|e| e.to_string())?;
         rsp.set_context_key("xfn.test/request", echoed);
     }
-    let calls = req.context_key("xfn.test/calls").and_then(Value::as_u64).unwrap_or(0) + 1;
+    let calls = req
+        .context_key("xfn.test/calls")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        + 1;
     if input.count {
         rsp.set_context_key("xfn.test/calls", json!(calls));
     }
@@ -139,7 +146,9 @@ mod export {
     struct Scripted;
 
     impl Guest for Scripted {
-        fn run_function(request: wit::RunFunctionRequest) -> Result<wit::RunFunctionResponse, String> {
+        fn run_function(
+            request: wit::RunFunctionRequest,
+        ) -> Result<wit::RunFunctionResponse, String> {
             let req = xfn_sdk::wit::request_from_wit(request).map_err(|e| e.to_string())?;
             let malformed = req
                 .input
