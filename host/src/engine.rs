@@ -7,6 +7,7 @@ use std::thread;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::HostConfig;
+use crate::slots::Slots;
 
 /// A wasmtime engine configured for xfn, with its epoch ticker running.
 ///
@@ -19,6 +20,7 @@ pub struct HostEngine {
 struct Inner {
     engine: Engine,
     config: HostConfig,
+    slots: Slots,
 }
 
 impl HostEngine {
@@ -43,7 +45,12 @@ impl HostEngine {
             Engine::new(&wasm_config(&config, false))
                 .map_err(|e| crate::Error::Engine(e.to_string()))?
         };
-        let inner = Arc::new(Inner { engine, config });
+        let slots = Slots::new(config.max_concurrent_calls);
+        let inner = Arc::new(Inner {
+            engine,
+            config,
+            slots,
+        });
         spawn_ticker(Arc::downgrade(&inner));
         Ok(HostEngine { inner })
     }
@@ -56,6 +63,11 @@ impl HostEngine {
     /// The host's configuration.
     pub fn config(&self) -> &HostConfig {
         &self.inner.config
+    }
+
+    /// Waits for one of the `max_concurrent_calls` call slots.
+    pub fn call_slot(&self) -> crate::slots::Slot<'_> {
+        self.inner.slots.acquire()
     }
 }
 

@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod protocol;
 pub mod render;
 mod sandbox;
+mod slots;
 mod validate;
 mod wasm;
 

@@ -102,6 +102,7 @@ impl WasmFunction {
         request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
+        let _slot = self.engine.call_slot();
         let config = self.engine.config();
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
         let sandbox = Sandbox::new(
