@@ -56,8 +56,12 @@ test: wasm venv deps
 
 ## Benchmarks ----------------------------------------------------------------
 
-bench: wasm
-	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) bench -p xfn-host --bench host
+bench: wasm venv
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn-host --bin xfn
+	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
+		$(CARGO) bench -p xfn-host --bench host
+	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
+		XFN_BIN=$(CURDIR)/target/release/xfn $(CARGO) bench -p xfn-tests --bench suite
 
 lint:
 	$(CARGO) fmt --all -- --check

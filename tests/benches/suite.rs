@@ -1,0 +1,927 @@
+//! `make bench`: xfn's benchmark suite, side by side in one run, with a
+//! report in `target/bench-report/` (README.md and chart.svg).
+//!
+//! 1. a warm call of function-patch-and-transform on the docs example:
+//!    through the wasm host, natively (the floor), through `xfn serve`;
+//! 2. a call of `hello` with a pooling vs an on-demand instance allocator;
+//! 3. `xfn render` of the docs example as a process, cold vs warm cache;
+//! 4. `xfn serve` vs the Python SDK under load, 1/8/64 concurrent streams;
+//! 5. resident memory of one `xfn serve` holding N functions vs N Python
+//!    function processes;
+//! 6. cost vs request size, in-process and through gRPC.
+//!
+//! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
+//! version of the in-process measurements only, in a few seconds, and writes
+//! no report.
+
+use std::fmt::Write as _;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use xfn_host::grpc::convert::request_to_proto;
+use xfn_host::grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
+use xfn_host::protocol::RunFunctionRequest;
+use xfn_host::{Function, HostConfig, WasmFunction};
+use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+
+/// How long each load point runs.
+const LOAD_SECONDS: u64 = 3;
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let mut suite = Suite {
+        full,
+        rows: Vec::new(),
+        notes: Vec::new(),
+        rt: tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime"),
+    };
+    suite.patch_and_transform();
+    suite.instantiation();
+    suite.request_size();
+    if full {
+        match xfn_bin() {
+            Some(bin) => {
+                suite.render(&bin);
+                suite.serve_vs_python(&bin);
+            }
+            None => suite.notes.push(
+                "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
+                 items 3-5 skipped"
+                    .into(),
+            ),
+        }
+        let dir = workspace().join("target/bench-report");
+        std::fs::create_dir_all(&dir).expect("create target/bench-report");
+        std::fs::write(dir.join("README.md"), suite.markdown()).expect("write README.md");
+        std::fs::write(dir.join("chart.svg"), suite.svg()).expect("write chart.svg");
+        println!("{}", suite.markdown());
+        println!("report: {}", dir.display());
+    } else {
+        println!("bench suite smoke run ok ({} figures)", suite.rows.len());
+    }
+}
+
+/// One figure of the report, against its peer from the same run.
+struct Row {
+    item: &'static str,
+    what: String,
+    value: f64,
+    unit: &'static str,
+    peer_what: String,
+    peer: f64,
+    /// The target, and whether it is met (None: informational).
+    target: String,
+    met: Option<bool>,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.value / self.peer
+    }
+}
+
+struct Suite {
+    full: bool,
+    rows: Vec<Row>,
+    notes: Vec<String>,
+    rt: tokio::runtime::Runtime,
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn xfn_bin() -> Option<PathBuf> {
+    let bin = std::env::var_os("XFN_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target/release/xfn"));
+    bin.exists().then_some(bin)
+}
+
+fn python() -> PathBuf {
+    std::env::var_os("XFN_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join(".venv/bin/python"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn yaml_file(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("read example");
+    serde_yaml_ng::from_str(&text).expect("parse example")
+}
+
+/// The docs example as function-patch-and-transform's request.
+fn docs_request() -> xfn_sdk::Request {
+    let dir = workspace().join("examples/docs");
+    let xr = yaml_file(&dir.join("xr.yaml"));
+    let composition = yaml_file(&dir.join("composition.yaml"));
+    let input = composition["spec"]["pipeline"][0]["input"].clone();
+    serde_json::from_value(json!({
+        "observed": {"composite": {"resource": xr}},
+        "input": input,
+    }))
+    .expect("a request")
+}
+
+/// hello's request, its XR padded with `padding` bytes.
+fn hello_request(padding: usize) -> RunFunctionRequest {
+    let request: xfn_sdk::Request = serde_json::from_value(json!({
+        "observed": {"composite": {"resource": {
+            "apiVersion": "example.crossplane.io/v1", "kind": "XGreeting",
+            "metadata": {"name": "example-hello"},
+            "spec": {"audience": "world", "padding": "x".repeat(padding)},
+        }}},
+        "input": {"apiVersion": "hello.fn.xfn.dev/v1alpha1", "kind": "Input", "greeting": "Hello"},
+    }))
+    .expect("a request");
+    xfn_tests::convert::request(request)
+}
+
+impl Suite {
+    /// Median nanoseconds per call of `f`, in batches of at least 20 µs,
+    /// over `budget` (5 batches at least; a smoke run takes 5 batches).
+    fn time(&self, budget: Duration, mut f: impl FnMut()) -> f64 {
+        let budget = if self.full { budget } else { Duration::ZERO };
+        f();
+        let mut batch = 1usize;
+        loop {
+            let t = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            if t.elapsed() >= Duration::from_micros(20) || batch >= 1 << 16 || !self.full {
+                break;
+            }
+            batch *= 2;
+        }
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        while samples.len() < 5 || started.elapsed() < budget {
+            let t = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            samples.push(t.elapsed().as_nanos() as f64 / batch as f64);
+        }
+        median(samples)
+    }
+
+    /// An in-process `xfn serve` of `table`, accepting requests up to
+    /// `max_recv` bytes.
+    fn serve(&self, table: FunctionTable, max_recv: usize) -> String {
+        self.rt.block_on(async {
+            let config = ServerConfig {
+                address: ([127, 0, 0, 1], 0).into(),
+                max_recv_message_size: max_recv,
+                shutdown_grace: Duration::from_secs(1),
+                ..ServerConfig::default()
+            };
+            let server = Server::bind(config, table).await.expect("bind");
+            let addr = server.local_addr().to_string();
+            tokio::spawn(server.serve());
+            addr
+        })
+    }
+
+    fn client(&self, name: &str, target: &str, max_recv: usize) -> GrpcFunction {
+        let _guard = self.rt.enter();
+        let options = ClientOptions {
+            max_recv_message_size: max_recv,
+            ..ClientOptions::default()
+        };
+        GrpcFunction::new(name, target, options).expect("client")
+    }
+
+    fn grpc_call(&self, f: &GrpcFunction, request: &RunFunctionRequest) -> Result<(), String> {
+        self.rt
+            .block_on(f.call(request.clone(), Some(Duration::from_secs(30))))
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Item 1: a warm call of P&T on the docs example.
+    fn patch_and_transform(&mut self) {
+        let request = docs_request();
+        let host_request = xfn_tests::convert::request(request.clone());
+        let runtime = xfn_tests::runtime(HostConfig::default());
+        let name = "function-patch-and-transform";
+        let wasm = xfn_tests::load(&runtime, name, "function_patch_and_transform");
+        let budget = Duration::from_secs(2);
+
+        let native = self.time(budget, || {
+            std::hint::black_box(function_patch_and_transform::run(std::hint::black_box(
+                &request,
+            )));
+        });
+        // The guest gets each object as JSON text and returns JSON text:
+        // the native floor plus that (de)serialization.
+        let json_request = serde_json::to_string(&request).expect("serialize");
+        let native_json = self.time(budget, || {
+            let request: xfn_sdk::Request =
+                serde_json::from_str(std::hint::black_box(&json_request)).expect("parse");
+            let response = function_patch_and_transform::run(&request);
+            std::hint::black_box(serde_json::to_string(&response).expect("serialize"));
+        });
+        let in_host = self.time(budget, || {
+            wasm.call_blocking(&host_request, None).expect("wasm call");
+        });
+        let mut table = FunctionTable::new();
+        table.insert(name, wasm.clone() as Arc<dyn Function>);
+        let target = self.serve(table, 4 << 20);
+        let client = self.client(name, &target, 4 << 20);
+        let grpc = self.time(budget, || {
+            self.grpc_call(&client, &host_request).expect("gRPC call");
+        });
+
+        self.rows.push(Row {
+            item: "1 P&T warm call",
+            what: "wasm host (call_blocking)".into(),
+            value: in_host / 1000.0,
+            unit: "µs",
+            peer_what: "native".into(),
+            peer: native / 1000.0,
+            target: "≤ 2× native and < 30 µs".into(),
+            met: Some(in_host <= 2.0 * native && in_host < 30_000.0),
+        });
+        self.rows.push(Row {
+            item: "1 P&T warm call",
+            what: "native + JSON round trip of request/response".into(),
+            value: native_json / 1000.0,
+            unit: "µs",
+            peer_what: "native".into(),
+            peer: native / 1000.0,
+            target: "—".into(),
+            met: None,
+        });
+        self.rows.push(Row {
+            item: "1 P&T warm call",
+            what: "xfn serve, loopback gRPC".into(),
+            value: grpc / 1000.0,
+            unit: "µs",
+            peer_what: "wasm host".into(),
+            peer: in_host / 1000.0,
+            target: "—".into(),
+            met: None,
+        });
+    }
+
+    /// Item 2: a call of hello, pooled vs on-demand instance allocation.
+    fn instantiation(&mut self) {
+        let request = hello_request(0);
+        let budget = Duration::from_secs(2);
+        let mut times = Vec::new();
+        for pooling in [true, false] {
+            let runtime = xfn_tests::runtime(HostConfig {
+                pooling,
+                ..HostConfig::default()
+            });
+            let hello = xfn_tests::load(&runtime, "function-hello", "hello");
+            times.push(self.time(budget, || {
+                hello.call_blocking(&request, None).expect("hello call");
+            }));
+        }
+        self.rows.push(Row {
+            item: "2 instantiate + call hello",
+            what: "pooling allocator".into(),
+            value: times[0] / 1000.0,
+            unit: "µs",
+            peer_what: "on-demand".into(),
+            peer: times[1] / 1000.0,
+            target: "pooled < 10 µs".into(),
+            met: Some(times[0] < 10_000.0),
+        });
+    }
+
+    /// Item 6: cost vs the size of the observed state.
+    fn request_size(&mut self) {
+        let sizes: &[(usize, &str)] = if self.full {
+            &[
+                (1 << 10, "1 KiB"),
+                (64 << 10, "64 KiB"),
+                (1 << 20, "1 MiB"),
+                (8 << 20, "8 MiB"),
+            ]
+        } else {
+            &[(1 << 10, "1 KiB")]
+        };
+        let runtime = xfn_tests::runtime(HostConfig::default());
+        let hello = xfn_tests::load(&runtime, "function-hello", "hello");
+        let table = |f: &Arc<WasmFunction>| {
+            let mut t = FunctionTable::new();
+            t.insert("function-hello", f.clone() as Arc<dyn Function>);
+            t
+        };
+        let default_target = self.serve(table(&hello), 4 << 20);
+        let big_target = self.serve(table(&hello), 64 << 20);
+        let default_client = self.client("function-hello", &default_target, 4 << 20);
+        let big_client = self.client("function-hello", &big_target, 64 << 20);
+        let budget = Duration::from_secs(1);
+        let mut host_times = Vec::new();
+        let mut grpc_times = Vec::new();
+        for &(size, label) in sizes {
+            let request = hello_request(size);
+            let in_host = self.time(budget, || {
+                hello.call_blocking(&request, None).expect("hello call");
+            });
+            match self.grpc_call(&default_client, &request) {
+                Ok(()) => {}
+                Err(e) => self.notes.push(format!(
+                    "6: a {label} request through gRPC with the default 4 MiB limits: {e}"
+                )),
+            }
+            let grpc = match self.grpc_call(&big_client, &request) {
+                Ok(()) => self.time(budget, || {
+                    self.grpc_call(&big_client, &request).expect("gRPC call");
+                }),
+                Err(e) => {
+                    self.notes.push(format!(
+                        "6: a {label} request through gRPC with 64 MiB limits: {e}"
+                    ));
+                    f64::NAN
+                }
+            };
+            host_times.push(in_host);
+            grpc_times.push(grpc);
+            self.rows.push(Row {
+                item: "6 cost vs request size",
+                what: format!("{label}: gRPC (64 MiB limits)"),
+                value: grpc / 1000.0,
+                unit: "µs",
+                peer_what: "wasm host".into(),
+                peer: in_host / 1000.0,
+                target: "—".into(),
+                met: None,
+            });
+        }
+        if host_times.len() == 4 {
+            // Linear: from 1 MiB to 8 MiB, at most 1.5× the ideal 8× growth.
+            for (times, what) in [(&host_times, "wasm host"), (&grpc_times, "gRPC")] {
+                let growth = times[3] / times[2];
+                self.rows.push(Row {
+                    item: "6 cost vs request size",
+                    what: format!("{what}: time(8 MiB) / time(1 MiB)"),
+                    value: growth,
+                    unit: "×",
+                    peer_what: "linear: 8×".into(),
+                    peer: 8.0,
+                    target: "linear growth (≤ 12×)".into(),
+                    met: Some(growth <= 12.0),
+                });
+            }
+        }
+    }
+
+    /// Item 3: `xfn render` of the docs example as a process.
+    fn render(&mut self, bin: &Path) {
+        let dir = workspace().join("examples/docs");
+        let run = |cache: &Path| {
+            let t = Instant::now();
+            let status = Command::new(bin)
+                .current_dir(&dir)
+                .args(["render", "xr.yaml", "composition.yaml", "functions.yaml"])
+                .env("XFN_CACHE_DIR", cache)
+                .env_remove("XFN_LOG")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("run xfn render");
+            assert!(status.success(), "xfn render failed: {status}");
+            t.elapsed().as_secs_f64() * 1000.0
+        };
+        let mut cold = Vec::new();
+        for _ in 0..3 {
+            let cache = tempfile::tempdir().expect("temp dir");
+            cold.push(run(cache.path()));
+        }
+        let cache = tempfile::tempdir().expect("temp dir");
+        run(cache.path());
+        let mut warm = Vec::new();
+        let started = Instant::now();
+        while warm.len() < 10 || (started.elapsed() < Duration::from_secs(3) && warm.len() < 200) {
+            warm.push(run(cache.path()));
+        }
+        let (cold, warm) = (median(cold), median(warm));
+        self.rows.push(Row {
+            item: "3 xfn render (process)",
+            what: "warm compile cache".into(),
+            value: warm,
+            unit: "ms",
+            peer_what: "cold cache".into(),
+            peer: cold,
+            target: "warm < 20 ms".into(),
+            met: Some(warm < 20.0),
+        });
+    }
+
+    /// Items 4 and 5: `xfn serve` and the Python SDK as processes.
+    fn serve_vs_python(&mut self, bin: &Path) {
+        let hello = xfn_tests::wasm_dir().join("hello.wasm");
+        let hello_bytes = std::fs::read(&hello).expect("read hello.wasm");
+        let python = match Peer::python() {
+            Ok(p) => p,
+            Err(e) => {
+                self.notes
+                    .push(format!("the Python SDK function did not start: {e}"));
+                return;
+            }
+        };
+        let request = request_to_proto(hello_request(0)).expect("proto request");
+
+        // 5 first: memory after one call each, before any load.
+        let dir = tempfile::tempdir().expect("temp dir");
+        let names = |n: usize| (0..n).map(|i| format!("fn-{i}")).collect::<Vec<_>>();
+        let mut paths = Vec::new();
+        for i in 0..100 {
+            let path = dir.path().join(format!("hello-{i}.wasm"));
+            std::fs::write(&path, with_custom_section(&hello_bytes, i)).expect("write copy");
+            paths.push(path);
+        }
+        let cache = tempfile::tempdir().expect("temp dir");
+        let py_rss = {
+            self.rt
+                .block_on(call_once(&python.target, None, &request))
+                .expect("call the Python function");
+            rss_kib(python.child.id())
+        };
+        for n in [1usize, 10, 100] {
+            let args: Vec<(String, PathBuf)> =
+                names(n).into_iter().zip(paths.iter().cloned()).collect();
+            let serve = match Peer::xfn_serve(bin, &args, cache.path()) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.notes
+                        .push(format!("xfn serve with {n} functions: {e}"));
+                    continue;
+                }
+            };
+            for (name, _) in &args {
+                let authority = format!("{name}.crossplane-system:9443");
+                if let Err(e) =
+                    self.rt
+                        .block_on(call_once(&serve.target, Some(&authority), &request))
+                {
+                    self.notes.push(format!("xfn serve, call of {name}: {e}"));
+                }
+            }
+            let rss = rss_kib(serve.child.id());
+            let peer = py_rss * n as f64;
+            self.rows.push(Row {
+                item: "5 resident memory",
+                what: format!("xfn serve, {n} functions"),
+                value: rss / 1024.0,
+                unit: "MiB",
+                peer_what: format!("{n} × Python SDK process"),
+                peer: peer / 1024.0,
+                target: if n == 100 { "< 1/10 of Python" } else { "—" }.into(),
+                met: (n == 100).then_some(rss < peer / 10.0),
+            });
+        }
+
+        // 4: throughput and latency under load.
+        let serve = match Peer::xfn_serve(bin, &[("hello".into(), hello.clone())], cache.path()) {
+            Ok(s) => s,
+            Err(e) => {
+                self.notes.push(format!("xfn serve did not start: {e}"));
+                return;
+            }
+        };
+        for concurrency in [1usize, 8, 64] {
+            let duration = Duration::from_secs(LOAD_SECONDS);
+            let x = self
+                .rt
+                .block_on(load(&serve.target, concurrency, duration, &request));
+            let p = self
+                .rt
+                .block_on(load(&python.target, concurrency, duration, &request));
+            for (label, x, p) in [
+                ("throughput", x.rate, p.rate),
+                ("p50 latency", x.p50, p.p50),
+                ("p99 latency", x.p99, p.p99),
+            ] {
+                let (target, met, unit) = match label {
+                    "throughput" => ("≥ 5× Python".to_owned(), Some(x >= 5.0 * p), "calls/s"),
+                    "p99 latency" => ("< Python".to_owned(), Some(x < p), "ms"),
+                    _ => ("—".to_owned(), None, "ms"),
+                };
+                self.rows.push(Row {
+                    item: "4 serve under load",
+                    what: format!("{label}, {concurrency} streams"),
+                    value: x,
+                    unit,
+                    peer_what: "Python SDK".into(),
+                    peer: p,
+                    target,
+                    met,
+                });
+            }
+            for (who, r) in [("xfn serve", &x), ("Python", &p)] {
+                if r.errors > 0 {
+                    self.notes.push(format!(
+                        "4: {who}, {concurrency} streams: {} failed calls, e.g. {}",
+                        r.errors, r.first_error
+                    ));
+                }
+            }
+        }
+    }
+
+    fn markdown(&self) -> String {
+        let mut md = String::from(
+            "# xfn benchmark report\n\n\
+             Every figure is from the same run, against its peer from that run \
+             (ratio = value / peer). ✅ met, ❌ missed, — informational.\n\n\
+             | item | measurement | value | peer | ratio | target | met |\n\
+             |---|---|---:|---:|---:|---|:-:|\n",
+        );
+        for r in &self.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} {} | {} {} ({}) | {:.2}× | {} | {} |",
+                r.item,
+                r.what,
+                fmt(r.value),
+                r.unit,
+                fmt(r.peer),
+                r.unit,
+                r.peer_what,
+                r.ratio(),
+                r.target,
+                match r.met {
+                    Some(true) => "✅",
+                    Some(false) => "❌",
+                    None => "—",
+                }
+            );
+        }
+        if !self.notes.is_empty() {
+            md.push_str("\n## Notes\n\n");
+            for n in &self.notes {
+                let _ = writeln!(md, "- {n}");
+            }
+        }
+        md.push_str(
+            "\nMachine: the CI box (2 cores); in-process figures are medians of warm batches, \
+             process figures are medians of runs; load points run 3 s each over one HTTP/2 \
+             connection. chart.svg plots each ratio on a log scale.\n",
+        );
+        md
+    }
+
+    /// A horizontal bar per figure: its ratio against its peer, log scale.
+    fn svg(&self) -> String {
+        let (label_w, bar_w, row_h) = (430.0, 420.0, 22.0);
+        let height = 60.0 + row_h * self.rows.len() as f64;
+        let width = label_w + bar_w + 120.0;
+        // log10 ratio from 1/1000 to 1000, 1× in the middle.
+        let x = |ratio: f64| {
+            let l = ratio.log10().clamp(-3.0, 3.0);
+            label_w + bar_w * (l + 3.0) / 6.0
+        };
+        let mut s = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
+             font-family=\"sans-serif\" font-size=\"12\">\n\
+             <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+             <text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">xfn benchmarks: \
+             value / peer (log scale; green = target met, red = missed, grey = informational)</text>\n"
+        );
+        for tick in [0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0] {
+            let tx = x(tick);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{tx}\" y1=\"35\" x2=\"{tx}\" y2=\"{}\" stroke=\"{}\"/>\
+                 <text x=\"{tx}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{tick}×</text>",
+                height - 20.0,
+                if tick == 1.0 { "#000" } else { "#ddd" },
+                height - 6.0
+            );
+        }
+        for (i, r) in self.rows.iter().enumerate() {
+            let y = 40.0 + row_h * i as f64;
+            let ratio = r.ratio();
+            let color = match r.met {
+                Some(true) => "#2e9e44",
+                Some(false) => "#d23c3c",
+                None => "#8a8a8a",
+            };
+            let label = xml(&format!("{}: {}", r.item, r.what));
+            let _ = writeln!(
+                s,
+                "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{label}</text>",
+                label_w - 8.0,
+                y + 14.0
+            );
+            if ratio.is_finite() && ratio > 0.0 {
+                let (a, b) = (x(1.0), x(ratio));
+                let _ = writeln!(
+                    s,
+                    "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{color}\"/>\
+                     <text x=\"{}\" y=\"{}\">{:.2}×</text>",
+                    a.min(b),
+                    y + 3.0,
+                    (b - a).abs().max(1.0),
+                    row_h - 6.0,
+                    label_w + bar_w + 8.0,
+                    y + 14.0,
+                    ratio
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "<text x=\"{}\" y=\"{}\">n/a</text>",
+                    label_w + bar_w + 8.0,
+                    y + 14.0
+                );
+            }
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
+fn fmt(v: f64) -> String {
+    if !v.is_finite() {
+        "n/a".into()
+    } else if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn leb128(mut n: usize, out: &mut Vec<u8>) {
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// `component` with a custom section appended: a distinct digest, the same
+/// function.
+fn with_custom_section(component: &[u8], i: usize) -> Vec<u8> {
+    let name = b"xfn-bench";
+    let payload = i.to_le_bytes();
+    let mut body = Vec::new();
+    leb128(name.len(), &mut body);
+    body.extend_from_slice(name);
+    body.extend_from_slice(&payload);
+    let mut out = component.to_vec();
+    out.push(0);
+    leb128(body.len(), &mut out);
+    out.extend_from_slice(&body);
+    out
+}
+
+fn rss_kib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// A server process, killed on drop.
+struct Peer {
+    child: Child,
+    target: String,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Peer {
+    /// Starts `command` and waits (at most `wait`) for a line of the
+    /// chosen stream from which `parse` gets the target.
+    fn start(
+        mut command: Command,
+        from_stderr: bool,
+        wait: Duration,
+        parse: fn(&str) -> Option<String>,
+    ) -> Result<Peer, String> {
+        let (out, err) = if from_stderr {
+            (Stdio::null(), Stdio::piped())
+        } else {
+            (Stdio::piped(), Stdio::null())
+        };
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let stream: Box<dyn std::io::Read + Send> = if from_stderr {
+            Box::new(child.stderr.take().expect("stderr"))
+        } else {
+            Box::new(child.stdout.take().expect("stdout"))
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                if !sent && let Some(target) = parse(&line) {
+                    let _ = tx.send(target);
+                    sent = true;
+                }
+            }
+        });
+        let mut peer = Peer {
+            child,
+            target: String::new(),
+        };
+        peer.target = rx
+            .recv_timeout(wait)
+            .map_err(|_| "did not start listening in time".to_owned())?;
+        Ok(peer)
+    }
+
+    fn python() -> Result<Peer, String> {
+        let mut command = Command::new(python());
+        command
+            .arg(workspace().join("tests/python/function.py"))
+            .args(["--insecure", "--address", "127.0.0.1:0"])
+            .args(["--max-seconds", "600"]);
+        Peer::start(command, false, Duration::from_secs(60), |line| {
+            line.trim()
+                .strip_prefix("LISTENING ")
+                .map(|port| format!("127.0.0.1:{port}"))
+        })
+    }
+
+    fn xfn_serve(
+        bin: &Path,
+        functions: &[(String, PathBuf)],
+        cache: &Path,
+    ) -> Result<Peer, String> {
+        let mut command = Command::new(bin);
+        command
+            .args(["serve", "--insecure", "--address", "127.0.0.1:0"])
+            .env("XFN_CACHE_DIR", cache)
+            .env_remove("XFN_LOG");
+        for (name, path) in functions {
+            command
+                .arg("--function")
+                .arg(format!("{name}={}", path.display()));
+        }
+        Peer::start(command, true, Duration::from_secs(300), |line| {
+            let rest = line.strip_prefix("xfn serve: serving ")?;
+            let (_, addr) = rest.rsplit_once(" on ")?;
+            Some(addr.split_whitespace().next()?.to_owned())
+        })
+    }
+}
+
+async fn channel(
+    target: &str,
+    authority: Option<&str>,
+) -> Result<tonic::transport::Channel, String> {
+    let mut endpoint = tonic::transport::Endpoint::from_shared(format!("http://{target}"))
+        .map_err(|e| e.to_string())?
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true);
+    if let Some(authority) = authority {
+        let origin: tonic::transport::Uri = format!("http://{authority}")
+            .parse()
+            .map_err(|e| format!("{e}"))?;
+        endpoint = endpoint.origin(origin);
+    }
+    endpoint.connect().await.map_err(|e| e.to_string())
+}
+
+async fn call_once(
+    target: &str,
+    authority: Option<&str>,
+    request: &xfn_proto::v1::RunFunctionRequest,
+) -> Result<(), String> {
+    let mut client = FunctionRunnerServiceClient::new(channel(target, authority).await?);
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        client.run_function(request.clone()),
+    )
+    .await
+    .map_err(|_| "timed out".to_owned())?
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
+struct Load {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+    errors: usize,
+    first_error: String,
+}
+
+/// `concurrency` streams sending `request` back to back for `duration`.
+async fn load(
+    target: &str,
+    concurrency: usize,
+    duration: Duration,
+    request: &xfn_proto::v1::RunFunctionRequest,
+) -> Load {
+    let channel = match channel(target, None).await {
+        Ok(c) => c,
+        Err(e) => {
+            return Load {
+                rate: f64::NAN,
+                p50: f64::NAN,
+                p99: f64::NAN,
+                errors: 1,
+                first_error: e,
+            };
+        }
+    };
+    // Warm up the connection and the function.
+    let mut warm = FunctionRunnerServiceClient::new(channel.clone());
+    for _ in 0..20 {
+        let _ = warm.run_function(request.clone()).await;
+    }
+    let started = Instant::now();
+    let deadline = started + duration;
+    let mut tasks = Vec::new();
+    for _ in 0..concurrency {
+        let mut client = FunctionRunnerServiceClient::new(channel.clone());
+        let request = request.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = (0usize, String::new());
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                match tokio::time::timeout(
+                    Duration::from_secs(10),
+                    client.run_function(request.clone()),
+                )
+                .await
+                {
+                    Ok(Ok(_)) => latencies.push(t.elapsed().as_secs_f64() * 1000.0),
+                    Ok(Err(e)) => {
+                        errors.0 += 1;
+                        errors.1 = e.to_string();
+                    }
+                    Err(_) => {
+                        errors.0 += 1;
+                        errors.1 = "timed out".into();
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    let mut first_error = String::new();
+    for task in tasks {
+        let (l, (n, e)) = task.await.expect("load task");
+        latencies.extend(l);
+        errors += n;
+        if first_error.is_empty() {
+            first_error = e;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    latencies.sort_by(f64::total_cmp);
+    if latencies.is_empty() {
+        latencies.push(f64::NAN);
+    }
+    Load {
+        rate: (latencies.len() as f64) / seconds,
+        p50: percentile(&latencies, 0.5),
+        p99: percentile(&latencies, 0.99),
+        errors,
+        first_error,
+    }
+}
