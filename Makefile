@@ -52,6 +52,7 @@ deps:
 
 test: wasm venv deps
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
+	XFN_BIN=$(CURDIR)/target/debug/xfn \
 		$(CARGO) test --workspace --all-targets
 
 ## Benchmarks ----------------------------------------------------------------
