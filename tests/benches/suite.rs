@@ -494,8 +494,17 @@ impl Suite {
             });
         }
 
-        // 4: throughput and latency under load.
-        let serve = match Peer::xfn_serve(bin, &[("hello".into(), hello.clone())], cache.path()) {
+        // 4: throughput and latency under load, with function-patch-and-transform
+        // on the docs example (the Python function passes it through and
+        // adds a resource: the same kind of work).
+        let pt = xfn_tests::wasm_dir().join("function_patch_and_transform.wasm");
+        let request =
+            request_to_proto(xfn_tests::convert::request(docs_request())).expect("proto request");
+        let serve = match Peer::xfn_serve(
+            bin,
+            &[("function-patch-and-transform".into(), pt)],
+            cache.path(),
+        ) {
             Ok(s) => s,
             Err(e) => {
                 self.notes.push(format!("xfn serve did not start: {e}"));
