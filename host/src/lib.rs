@@ -12,6 +12,7 @@ mod engine;
 mod error;
 mod function;
 pub mod grpc;
+pub mod packages;
 pub mod pipeline;
 pub mod protocol;
 pub mod render;

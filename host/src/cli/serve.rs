@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use xfn_host::grpc::functions::{Fingerprint, FunctionSpec, Loader, read_functions_file};
+use xfn_host::grpc::functions::{
+    Fingerprint, FunctionSpec, Loader, OciPackages, read_functions_file,
+};
 use xfn_host::grpc::tls::{self, TlsFiles};
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
 use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
@@ -85,7 +87,12 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         ),
     };
 
-    let loader = Arc::new(Loader::new(wasm_runtime(&args)?));
+    let mut registry = xfn_oci::RegistryOptions::default();
+    if let Some(dir) = &args.cache_dir {
+        registry.cache_dir = dir.clone();
+    }
+    let packages = OciPackages::new(registry, tokio::runtime::Handle::current());
+    let loader = Arc::new(Loader::with_packages(wasm_runtime(&args)?, packages));
     let table = load(&loader, specs.clone()).await?;
     let function_ports = specs
         .iter()

@@ -222,6 +222,32 @@ pub trait PackageResolver: Send + Sync {
     fn component(&self, function: &str, package: &str) -> Result<Cow<'static, [u8]>, String>;
 }
 
+/// Resolves packages as `xfn render` does: from their OCI registry or the
+/// cache (`IfNotPresent`), else to the functions built into xfn.
+pub struct OciPackages {
+    registry: xfn_oci::RegistryOptions,
+    runtime: tokio::runtime::Handle,
+}
+
+impl OciPackages {
+    /// Pulls with `registry`'s settings on `runtime` (the loader runs off the
+    /// async threads, so it can wait for a pull).
+    pub fn new(registry: xfn_oci::RegistryOptions, runtime: tokio::runtime::Handle) -> OciPackages {
+        OciPackages { registry, runtime }
+    }
+}
+
+impl PackageResolver for OciPackages {
+    fn component(&self, _function: &str, package: &str) -> Result<Cow<'static, [u8]>, String> {
+        let pulled = self.runtime.block_on(crate::packages::component(
+            package,
+            xfn_oci::PullPolicy::IfNotPresent,
+            &self.registry,
+        ))?;
+        Ok(pulled.bytes)
+    }
+}
+
 /// Resolves packages to the functions built into xfn.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuiltinPackages;

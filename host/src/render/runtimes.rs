@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::RenderError;
 use super::object::{name, str_at, value_at};
 use crate::pipeline::Functions;
-use crate::{Function, WasmRuntime, builtin};
+use crate::{Function, WasmRuntime};
 
 /// Annotation choosing the runtime.
 pub const RUNTIME: &str = "render.crossplane.io/runtime";
@@ -41,9 +41,6 @@ pub const DEFAULT_DEVELOPMENT_TARGET: &str = "localhost:9443";
 pub const PULL_POLICY: &str = xfn_oci::PULL_POLICY_ANNOTATION;
 /// Wasm-specific pull policy annotation; wins over [`PULL_POLICY`].
 pub const WASM_PULL_POLICY: &str = "render.crossplane.io/runtime-wasm-pull-policy";
-
-/// Registries whose function packages are container images, never wasm.
-const CONTAINER_REGISTRIES: [&str; 2] = ["xpkg.crossplane.io", "xpkg.upbound.io"];
 
 /// Starts a runtime for every Function.
 pub async fn start(
@@ -115,56 +112,10 @@ async fn load_wasm(
         return wasm.load(fn_name, &bytes).map_err(|e| e.to_string());
     }
     let package = str_at(function, &["spec", "package"]);
-    let policy_text = match annotation(WASM_PULL_POLICY) {
-        "" => annotation(PULL_POLICY),
-        text => text,
-    };
-    let policy = match policy_text {
-        "" => xfn_oci::PullPolicy::IfNotPresent,
-        text => text
-            .parse::<xfn_oci::PullPolicy>()
-            .map_err(|e| format!("invalid pull policy {text:?}: {e}"))?,
-    };
-    let builtin = builtin::for_package(package);
-    let registry_host = package.split('/').next().unwrap_or("");
-    let skip_registry = builtin.is_some()
-        && CONTAINER_REGISTRIES.contains(&registry_host)
-        && policy != xfn_oci::PullPolicy::Always;
-    if !package.is_empty() && !skip_registry {
-        match xfn_oci::resolve(package, policy, registry).await {
-            Ok(pulled) => {
-                tracing::info!(package, digest = %pulled.digest, "pulled function package");
-                return wasm.load(fn_name, &pulled.wasm).map_err(|e| e.to_string());
-            }
-            Err(e) if builtin.is_some() => {
-                eprintln!(
-                    "xfn: cannot use package {package} from its registry ({e}); falling back to the built-in function"
-                );
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    match builtin {
-        Some(builtin::Builtin {
-            name: builtin,
-            component: Some(bytes),
-        }) => {
-            tracing::info!("using built-in function {builtin} for package {package}");
-            eprintln!("xfn: running package {package} as the built-in wasm function {builtin}");
-            wasm.load(fn_name, bytes).map_err(|e| e.to_string())
-        }
-        Some(builtin::Builtin {
-            name: builtin,
-            component: None,
-        }) => Err(format!(
-            "package {package:?} names the built-in function {builtin}, but this xfn was built without it; build xfn with `make build`"
-        )),
-        None => Err(format!(
-            "no wasm component for package {package:?}: set the {WASM_MODULE:?} annotation to a local .wasm file, \
-             or use one of the functions that ship with xfn ({})",
-            builtin::names().collect::<Vec<_>>().join(", ")
-        )),
-    }
+    let policy = crate::packages::policy(annotation(WASM_PULL_POLICY), annotation(PULL_POLICY))?;
+    let component = crate::packages::component(package, policy, registry).await?;
+    wasm.load(fn_name, &component.bytes)
+        .map_err(|e| e.to_string())
 }
 
 /// A conventional gRPC function: in plaintext as classic render does, or

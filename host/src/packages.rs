@@ -1,0 +1,104 @@
+//! Finding the component of a Function's `spec.package`: from its OCI
+//! registry (or the cache, per the pull policy), else from the functions
+//! that ship with xfn. `xfn render` and `xfn serve` both resolve packages
+//! this way.
+//!
+//! The official registries of Crossplane functions hold container images,
+//! not wasm, so a built-in function's package there is not pulled unless the
+//! pull policy is `Always`.
+
+use std::borrow::Cow;
+
+use xfn_oci::{PullPolicy, RegistryOptions};
+
+use crate::builtin;
+
+/// Registries whose function packages are container images, never wasm.
+const CONTAINER_REGISTRIES: [&str; 2] = ["xpkg.crossplane.io", "xpkg.upbound.io"];
+
+/// Where a package's component came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Pulled from the registry or the cache, at this manifest digest.
+    Registry(String),
+    /// The function of this name that ships with xfn.
+    Builtin(&'static str),
+}
+
+/// A package's component.
+#[derive(Debug, Clone)]
+pub struct PackageComponent {
+    /// The component's bytes.
+    pub bytes: Cow<'static, [u8]>,
+    /// Where they came from.
+    pub source: Source,
+}
+
+/// The component of `package` under `policy`.
+pub async fn component(
+    package: &str,
+    policy: PullPolicy,
+    registry: &RegistryOptions,
+) -> Result<PackageComponent, String> {
+    let builtin = builtin::for_package(package);
+    let registry_host = package.split('/').next().unwrap_or("");
+    let skip_registry = builtin.is_some()
+        && CONTAINER_REGISTRIES.contains(&registry_host)
+        && policy != PullPolicy::Always;
+    if !package.is_empty() && !skip_registry {
+        match xfn_oci::resolve(package, policy, registry).await {
+            Ok(pulled) => {
+                tracing::info!(package, digest = %pulled.digest, "pulled function package");
+                return Ok(PackageComponent {
+                    bytes: Cow::Owned(pulled.wasm),
+                    source: Source::Registry(pulled.digest.to_string()),
+                });
+            }
+            Err(e) if builtin.is_some() => {
+                eprintln!(
+                    "xfn: cannot use package {package} from its registry ({e}); falling back to the built-in function"
+                );
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    match builtin {
+        Some(builtin::Builtin {
+            name,
+            component: Some(bytes),
+        }) => {
+            eprintln!("xfn: running package {package} as the built-in wasm function {name}");
+            Ok(PackageComponent {
+                bytes: Cow::Borrowed(bytes),
+                source: Source::Builtin(name),
+            })
+        }
+        Some(builtin::Builtin {
+            name,
+            component: None,
+        }) => Err(format!(
+            "package {package:?} names the built-in function {name}, but this xfn was built without it; build xfn with `make build`"
+        )),
+        None => Err(format!(
+            "no wasm component for package {package:?}: publish one with `xfn push`, set the \
+             \"render.crossplane.io/runtime-wasm-module\" annotation to a local .wasm file, \
+             or use one of the functions that ship with xfn ({})",
+            builtin::names().collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// The pull policy a Function's annotations ask for: the wasm-specific
+/// `wasm_policy` wins over the Docker one; neither means `IfNotPresent`.
+pub fn policy(wasm_policy: &str, docker_policy: &str) -> Result<PullPolicy, String> {
+    match if wasm_policy.is_empty() {
+        docker_policy
+    } else {
+        wasm_policy
+    } {
+        "" => Ok(PullPolicy::IfNotPresent),
+        text => text
+            .parse::<PullPolicy>()
+            .map_err(|e| format!("invalid pull policy {text:?}: {e}")),
+    }
+}
