@@ -4,7 +4,8 @@
 //! this way.
 //!
 //! The official registries of Crossplane functions hold container images,
-//! not wasm, so a built-in function's package there is not pulled unless the
+//! not wasm, and xfn's own functions ship inside xfn, so a built-in
+//! function's package in one of those registries is not pulled unless the
 //! pull policy is `Always`.
 
 use std::borrow::Cow;
@@ -13,8 +14,9 @@ use xfn_oci::{PullPolicy, RegistryOptions};
 
 use crate::builtin;
 
-/// Registries whose function packages are container images, never wasm.
-const CONTAINER_REGISTRIES: [&str; 2] = ["xpkg.crossplane.io", "xpkg.upbound.io"];
+/// Registries not asked for built-in functions: Crossplane's, whose
+/// function packages are container images, and xfn's own.
+const BUILTIN_REGISTRIES: [&str; 3] = ["xpkg.crossplane.io", "xpkg.upbound.io", "xpkg.xfn.dev"];
 
 /// Where a package's component came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,7 +45,7 @@ pub async fn component(
     let builtin = builtin::for_package(package);
     let registry_host = package.split('/').next().unwrap_or("");
     let skip_registry = builtin.is_some()
-        && CONTAINER_REGISTRIES.contains(&registry_host)
+        && BUILTIN_REGISTRIES.contains(&registry_host)
         && policy != PullPolicy::Always;
     if !package.is_empty() && !skip_registry {
         match xfn_oci::resolve(package, policy, registry).await {
