@@ -18,7 +18,7 @@ use crate::function::Function;
 use crate::protocol::{
     ALL_CAPABILITIES, Condition, Credentials, FunctionResult, RequestMeta, Requirements,
     ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Schema, SchemaSelector,
-    Severity, State,
+    State,
 };
 
 /// Crossplane's `MaxRequirementsIterations`.
@@ -345,9 +345,4 @@ fn normalized(mut r: Requirements) -> Requirements {
 fn dedup_last<V>(pairs: Vec<(String, V)>) -> Vec<(String, V)> {
     let map: std::collections::BTreeMap<String, V> = pairs.into_iter().collect();
     map.into_iter().collect()
-}
-
-/// The severity name Crossplane's classic render prints for a result.
-pub fn severity_name(severity: Severity) -> &'static str {
-    severity.proto_name()
 }
