@@ -16,7 +16,7 @@ pub trait Function: Send + Sync {
     /// own default deadline.
     async fn call(
         &self,
-        request: RunFunctionRequest,
+        request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError>;
 }

@@ -257,7 +257,7 @@ impl Pipeline<'_> {
         let mut previous: Option<Requirements> = None;
         for _ in 0..MAX_CALLS_PER_STEP {
             let response = function
-                .call(request.clone(), self.call_timeout)
+                .call(&request, self.call_timeout)
                 .await
                 .map_err(|error| PipelineError::Call {
                     step: step.name.clone(),

@@ -180,7 +180,7 @@ impl Function for WasmFunction {
 
     async fn call(
         &self,
-        request: RunFunctionRequest,
+        request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
         // Wasm runs synchronously. On a multi-threaded runtime, tell tokio so
@@ -188,9 +188,9 @@ impl Function for WasmFunction {
         let multi_thread = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi_thread {
-            tokio::task::block_in_place(|| self.call_blocking(&request, timeout))
+            tokio::task::block_in_place(|| self.call_blocking(request, timeout))
         } else {
-            self.call_blocking(&request, timeout)
+            self.call_blocking(request, timeout)
         }
     }
 }

@@ -211,7 +211,7 @@ impl Suite {
 
     fn grpc_call(&self, f: &GrpcFunction, request: &RunFunctionRequest) -> Result<(), String> {
         self.rt
-            .block_on(f.call(request.clone(), Some(Duration::from_secs(30))))
+            .block_on(f.call(request, Some(Duration::from_secs(30))))
             .map(drop)
             .map_err(|e| e.to_string())
     }

@@ -30,12 +30,12 @@ async fn shim_stats(f: &GrpcFunction) -> (f64, f64, f64) {
         observed: None,
         ..RunFunctionRequest::default()
     };
-    f.call(request.clone(), None).await.expect("warm-up");
+    f.call(&request, None).await.expect("warm-up");
     let mut latencies = Vec::with_capacity(CALLS);
     let started = Instant::now();
     for _ in 0..CALLS {
         let t = Instant::now();
-        f.call(request.clone(), Some(Duration::from_secs(10)))
+        f.call(&request, Some(Duration::from_secs(10)))
             .await
             .expect("call");
         latencies.push(t.elapsed());

@@ -119,7 +119,7 @@ async fn the_shim_calls_a_python_sdk_function_in_plaintext() {
     assert_eq!(f.name(), "function-python");
     let rsp = f
         .call(
-            full_request(json!({"count": true, "data": {"n": 9001}, "echo": true})),
+            &full_request(json!({"count": true, "data": {"n": 9001}, "echo": true})),
             Some(std::time::Duration::from_secs(10)),
         )
         .await
@@ -160,7 +160,7 @@ async fn the_shim_calls_a_python_sdk_function_in_plaintext() {
             .expect("client");
         let rsp = f
             .call(
-                full_request(json!({"count": true, "data": {"n": 9001}})),
+                &full_request(json!({"count": true, "data": {"n": 9001}})),
                 None,
             )
             .await
@@ -181,7 +181,7 @@ async fn the_shim_calls_a_python_sdk_function_over_mtls() {
         .expect("client");
     let rsp = f
         .call(
-            full_request(json!({"count": true, "data": {"n": 9001}})),
+            &full_request(json!({"count": true, "data": {"n": 9001}})),
             Some(std::time::Duration::from_secs(10)),
         )
         .await
@@ -197,7 +197,7 @@ async fn the_shim_calls_a_python_sdk_function_over_mtls() {
         .expect("client");
     let err = f
         .call(
-            full_request(json!({})),
+            &full_request(json!({})),
             Some(std::time::Duration::from_secs(10)),
         )
         .await
@@ -218,7 +218,7 @@ async fn the_shim_calls_a_python_sdk_function_over_mtls() {
         .expect("client");
     let err = f
         .call(
-            full_request(json!({})),
+            &full_request(json!({})),
             Some(std::time::Duration::from_secs(10)),
         )
         .await
@@ -235,7 +235,7 @@ async fn the_shim_falls_back_to_v1beta1_like_crossplane() {
     for _ in 0..2 {
         let rsp = f
             .call(
-                full_request(json!({"count": true, "data": {"n": 9001}})),
+                &full_request(json!({"count": true, "data": {"n": 9001}})),
                 Some(std::time::Duration::from_secs(10)),
             )
             .await
@@ -253,7 +253,7 @@ async fn the_deadline_is_sent_and_enforced() {
     let started = Instant::now();
     let limit = std::time::Duration::from_millis(300);
     let err = f
-        .call(full_request(json!({"sleep": 5})), Some(limit))
+        .call(&full_request(json!({"sleep": 5})), Some(limit))
         .await
         .expect_err("too slow");
     assert_eq!(
@@ -270,7 +270,7 @@ async fn the_deadline_is_sent_and_enforced() {
     );
     // The same client then makes a healthy call.
     f.call(
-        full_request(json!({"data": {"n": 9001}})),
+        &full_request(json!({"data": {"n": 9001}})),
         Some(std::time::Duration::from_secs(10)),
     )
     .await

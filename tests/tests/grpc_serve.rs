@@ -154,7 +154,7 @@ async fn python_stubs_reach_two_functions_over_mtls_and_strangers_are_refused() 
     let shim = GrpcFunction::new("function-b", &server.target(), options).expect("client");
     let rsp = shim
         .call(
-            RunFunctionRequest {
+            &RunFunctionRequest {
                 input: Some(r#"{"greeting":"Hey"}"#.into()),
                 ..RunFunctionRequest::default()
             },
@@ -396,13 +396,17 @@ impl Function for Slow {
 
     async fn call(
         &self,
-        request: RunFunctionRequest,
+        request: &RunFunctionRequest,
         _: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
         tokio::time::sleep(self.delay).await;
         Ok(RunFunctionResponse {
             meta: Some(xfn_host::protocol::ResponseMeta {
-                tag: request.meta.map(|m| m.tag).unwrap_or_default(),
+                tag: request
+                    .meta
+                    .as_ref()
+                    .map(|m| m.tag.clone())
+                    .unwrap_or_default(),
                 ttl: None,
             }),
             ..RunFunctionResponse::default()

@@ -342,16 +342,17 @@ impl Function for GrpcFunction {
 
     async fn call(
         &self,
-        request: RunFunctionRequest,
+        request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
-        let request = convert::request_to_proto(request).map_err(|e| CallError::Failed {
-            function: self.name.clone(),
-            message: format!(
-                "cannot encode the request for gRPC target {}: {e}",
-                self.target
-            ),
-        })?;
+        let request =
+            convert::request_to_proto(request.clone()).map_err(|e| CallError::Failed {
+                function: self.name.clone(),
+                message: format!(
+                    "cannot encode the request for gRPC target {}: {e}",
+                    self.target
+                ),
+            })?;
         let call = self.call_proto(request, timeout);
         let outcome = match timeout {
             // The server is told the deadline; this also bounds connecting.
@@ -444,7 +445,7 @@ mod tests {
         let target = format!("127.0.0.1:{port}");
         let f = connect("fn-x", &target, None).await.expect("lazy");
         let err = f
-            .call(RunFunctionRequest::default(), Some(Duration::from_secs(5)))
+            .call(&RunFunctionRequest::default(), Some(Duration::from_secs(5)))
             .await
             .expect_err("nothing listens");
         match &err {

@@ -235,7 +235,7 @@ mod tests {
 
         async fn call(
             &self,
-            _: RunFunctionRequest,
+            _: &RunFunctionRequest,
             _: Option<std::time::Duration>,
         ) -> Result<RunFunctionResponse, CallError> {
             Ok(RunFunctionResponse::default())

@@ -366,7 +366,7 @@ impl Runner {
 
         let started = Instant::now();
         // A call of its own: a panic in it is an error, not a lost connection.
-        let call = tokio::spawn(async move { function.call(request, timeout).await });
+        let call = tokio::spawn(async move { function.call(&request, timeout).await });
         let outcome = call
             .await
             .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
