@@ -66,40 +66,19 @@ pub struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
 
-    /// Where compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
-    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    /// Registries and the cache.
+    #[command(flatten)]
+    pub registry: super::oci::RegistryArgs,
     /// Most memory one function call may use, in MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub memory_limit: usize,
-    /// A registry (host or host:port) to reach over plain HTTP (repeatable; loopback falls back to HTTP by itself).
-    #[arg(long = "insecure-registry", value_name = "HOST")]
-    pub insecure_registries: Vec<String>,
-    /// A PEM file of CA certificates to trust for registries (repeatable).
-    #[arg(long = "ca-cert", value_name = "PEM")]
-    pub ca_certs: Vec<PathBuf>,
-    /// A Kubernetes Secret of type kubernetes.io/dockerconfigjson with registry credentials (repeatable).
-    #[arg(long = "pull-secret", value_name = "FILE")]
-    pub pull_secrets: Vec<PathBuf>,
-    /// The Docker config.json with registry credentials (default: $DOCKER_CONFIG, else ~/.docker).
-    #[arg(long = "docker-config", value_name = "PATH")]
-    pub docker_config: Option<PathBuf>,
 }
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
     let inputs = inputs(&args)?;
-    let wasm = wasm_runtime(args.cache_dir.clone(), args.memory_limit)?;
-    let mut registry = xfn_oci::RegistryOptions {
-        insecure_registries: args.insecure_registries.clone(),
-        ca_certs: args.ca_certs.clone(),
-        pull_secrets: args.pull_secrets.clone(),
-        docker_config: args.docker_config.clone(),
-        ..xfn_oci::RegistryOptions::default()
-    };
-    if let Some(dir) = &args.cache_dir {
-        registry.cache_dir = dir.clone();
-    }
+    let wasm = wasm_runtime(args.registry.cache_dir.clone(), args.memory_limit)?;
+    let registry = args.registry.options();
     let outputs = render::render(&inputs, &wasm, &registry).await?;
 
     let mut outputs = outputs;
