@@ -20,8 +20,6 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::Error;
-
 /// The environment variable that overrides the cache directory.
 pub const CACHE_DIR_ENV: &str = "XFN_CACHE_DIR";
 
@@ -61,24 +59,22 @@ impl CompileCache {
     /// Loads the compiled form of `wasm`, compiling and storing it on a miss.
     ///
     /// A cache that can't be written is not an error: the component is
-    /// compiled and used anyway, with a warning.
-    pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, Error> {
+    /// compiled and used anyway, with a warning. An error says why the
+    /// component could not be compiled; the caller names the function.
+    pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
         let path = self.entry_path(engine, wasm);
         if let Some(component) = self.load(engine, &path) {
             return Ok(component);
         }
-        let compiled = engine.precompile_component(wasm).map_err(|e| Error::Load {
-            function: String::from("<component>"),
-            reason: format!("cannot compile component: {e:#}"),
-        })?;
+        let compiled = engine
+            .precompile_component(wasm)
+            .map_err(|e| format!("cannot compile component: {e:#}"))?;
         if let Err(e) = write_entry(&path, &compiled) {
             tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
         }
         // SAFETY: `compiled` was produced by this engine just now.
-        unsafe { Component::deserialize(engine, &compiled) }.map_err(|e| Error::Load {
-            function: String::from("<component>"),
-            reason: format!("cannot load compiled component: {e:#}"),
-        })
+        unsafe { Component::deserialize(engine, &compiled) }
+            .map_err(|e| format!("cannot load compiled component: {e:#}"))
     }
 
     fn load(&self, engine: &Engine, path: &Path) -> Option<Component> {

@@ -54,7 +54,9 @@ impl WasmRuntime {
             reason,
         };
         let component = match &self.cache {
-            Some(cache) => cache.load_or_compile(self.engine.engine(), bytes)?,
+            Some(cache) => cache
+                .load_or_compile(self.engine.engine(), bytes)
+                .map_err(load_error)?,
             None => Component::new(self.engine.engine(), bytes)
                 .map_err(|e| load_error(format!("cannot compile component: {e:#}")))?,
         };

@@ -193,3 +193,21 @@ fn a_component_that_is_not_a_function_is_refused_at_load() {
         "{err}"
     );
 }
+
+#[test]
+fn a_component_that_does_not_compile_is_refused_naming_the_function() {
+    let cache = std::env::temp_dir().join(format!("xfn-cache-test-{}", std::process::id()));
+    let engine = xfn_host::HostEngine::new(config()).expect("engine");
+    let rt = xfn_host::WasmRuntime::new(engine, Some(xfn_host::CompileCache::new(&cache)))
+        .expect("runtime");
+    let err = match rt.load("function-broken", b"this is not wasm") {
+        Ok(_) => panic!("text is not a component"),
+        Err(e) => e,
+    };
+    assert!(
+        err.to_string()
+            .starts_with("cannot load function \"function-broken\": cannot compile component: "),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(cache);
+}
