@@ -42,6 +42,18 @@ impl Severity {
     }
 }
 
+impl ResourceObject {
+    /// A Kubernetes object as a resource with no connection details and no
+    /// opinion on readiness, as Crossplane sends observed and required ones.
+    pub fn from_json(object: &serde_json::Value) -> ResourceObject {
+        ResourceObject {
+            resource: Some(object.to_string()),
+            connection_details: Vec::new(),
+            ready: Ready::Unspecified,
+        }
+    }
+}
+
 impl RunFunctionResponse {
     /// The first fatal result, if any.
     pub fn fatal_result(&self) -> Option<&FunctionResult> {

@@ -41,7 +41,7 @@ impl Resolver for FileResolver {
             };
             if wanted_name == name(resource) {
                 return Ok(Resources {
-                    items: vec![as_resource(resource)],
+                    items: vec![ResourceObject::from_json(resource)],
                 });
             }
             if let Some(ResourceMatch::MatchLabels(labels)) = &selector.match_ {
@@ -50,7 +50,7 @@ impl Resolver for FileResolver {
                         == Some(v.as_str())
                 });
                 if matches {
-                    items.push(as_resource(resource));
+                    items.push(ResourceObject::from_json(resource));
                 }
             }
         }
@@ -87,14 +87,6 @@ impl Resolver for FileResolver {
             }
         }
         Ok(Schema { openapi_v3: None })
-    }
-}
-
-fn as_resource(object: &Value) -> ResourceObject {
-    ResourceObject {
-        resource: Some(object.to_string()),
-        connection_details: Vec::new(),
-        ready: crate::protocol::Ready::Unspecified,
     }
 }
 

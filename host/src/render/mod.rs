@@ -114,10 +114,10 @@ async fn run(
         })
         .collect();
     let observed_state = State {
-        composite: Some(as_resource(&inputs.composite)),
+        composite: Some(ResourceObject::from_json(&inputs.composite)),
         resources: observed
             .iter()
-            .map(|(k, v)| (k.clone(), as_resource(v)))
+            .map(|(k, v)| (k.clone(), ResourceObject::from_json(v)))
             .collect(),
     };
     let context = Value::Object(inputs.context.clone()).to_string();
@@ -130,14 +130,6 @@ async fn run(
     };
     let out = pipeline.run(observed_state, Some(context)).await?;
     output::build(&inputs.composite, &observed, out)
-}
-
-fn as_resource(object: &Value) -> ResourceObject {
-    ResourceObject {
-        resource: Some(object.to_string()),
-        connection_details: Vec::new(),
-        ready: crate::protocol::Ready::Unspecified,
-    }
 }
 
 impl Outputs {
