@@ -254,6 +254,9 @@ impl Pipeline<'_> {
         function: &dyn Function,
         mut request: RunFunctionRequest,
     ) -> Result<RunFunctionResponse, PipelineError> {
+        // What the bootstrap requirements resolved to stays in every call.
+        let bootstrap_resources = request.required_resources.clone();
+        let bootstrap_schemas = request.required_schemas.clone();
         let mut previous: Option<Requirements> = None;
         for _ in 0..MAX_CALLS_PER_STEP {
             let response = function
@@ -271,12 +274,12 @@ impl Pipeline<'_> {
                 return Ok(response);
             }
             if let Some(requirements) = &current {
-                let mut resources = self.resolve_resources(step, &step.required_resources)?;
+                let mut resources = bootstrap_resources.clone();
                 resources.extend(self.resolve_resources(step, &requirements.resources)?);
                 request.required_resources = dedup_last(resources);
                 request.extra_resources =
                     self.resolve_resources(step, &requirements.extra_resources)?;
-                let mut schemas = self.resolve_schemas(step, &step.required_schemas)?;
+                let mut schemas = bootstrap_schemas.clone();
                 schemas.extend(self.resolve_schemas(step, &requirements.schemas)?);
                 request.required_schemas = dedup_last(schemas);
             }
