@@ -24,6 +24,7 @@
 //! and [`Request`] has getters for everything a function is sent.
 //! [`fieldpath`] reads and writes Kubernetes objects by field path.
 
+pub mod arena;
 #[doc(hidden)]
 pub mod bindings;
 pub mod fieldpath;
@@ -37,6 +38,14 @@ pub mod wit;
 pub use response::DEFAULT_TTL;
 pub(crate) use serde_helpers::{serde_bytes, serde_duration};
 pub use types::*;
+
+/// Every call runs in a fresh instance, so wasm builds allocate from a
+/// bump arena (see [`arena`]); turn off the `call-arena` feature to use
+/// your own global allocator.
+#[cfg(all(target_arch = "wasm32", feature = "call-arena"))]
+#[global_allocator]
+static ALLOCATOR: arena::CallArena<arena::SystemChunks> =
+    arena::CallArena::new(arena::SystemChunks);
 
 /// The error a function returns when it cannot run at all. It reaches the
 /// caller as an error of the call, not as a result.

@@ -19,8 +19,9 @@ pub fn run<F: crate::Function>(
     request: wit::RunFunctionRequest,
 ) -> Result<wit::RunFunctionResponse, String> {
     let request = request_from_wit(request).map_err(|e| format!("cannot read request: {e}"))?;
-    let response = F::run(&request).map_err(|e| e.to_string())?;
-    Ok(response_to_wit(response))
+    let response = F::run(&request).map_err(|e| e.to_string());
+    discard(request);
+    Ok(response_to_wit(response?))
 }
 
 fn parse_object(text: String, what: &str) -> Result<Object, Error> {
@@ -33,8 +34,20 @@ fn parse_opt(text: Option<String>, what: &str) -> Result<Option<Object>, Error> 
 }
 
 fn write_object(object: Object) -> String {
-    // Serializing a map of JSON values cannot fail.
-    serde_json::Value::Object(object).to_string()
+    // Serializing a map of JSON values cannot fail. Writing the map
+    // directly skips `Display`'s formatter machinery.
+    let text = serde_json::to_string(&object).unwrap_or_default();
+    discard(object);
+    text
+}
+
+/// Drops `value`, except in wasm builds with the call arena: their memory
+/// is thrown away after the call, so walking `value` to free it into the
+/// arena would be wasted work.
+fn discard<T>(value: T) {
+    if cfg!(all(target_arch = "wasm32", feature = "call-arena")) {
+        std::mem::forget(value);
+    }
 }
 
 fn map_from<K: Ord, V, W>(
