@@ -18,6 +18,12 @@ pub struct HostConfig {
     pub pooling: bool,
     /// How many calls may hold an instance at once (the pool's size).
     pub max_concurrent_calls: u32,
+    /// Bytes of a pooled memory that a call wrote and that stay mapped
+    /// (zeroed in place) for the next call instead of being returned to the
+    /// kernel and faulted back in page by page. Bigger makes large requests
+    /// cost in proportion to their size; each pool slot may then hold this
+    /// much resident after a large call.
+    pub keep_resident: usize,
 }
 
 impl Default for HostConfig {
@@ -29,6 +35,7 @@ impl Default for HostConfig {
             stderr_capture: 64 << 10,
             pooling: true,
             max_concurrent_calls: 128,
+            keep_resident: 16 << 20,
         }
     }
 }

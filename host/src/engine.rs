@@ -71,8 +71,8 @@ impl HostEngine {
     }
 }
 
-/// Bytes of each pooled memory and table kept resident between calls.
-const KEEP_RESIDENT: usize = 2 << 20;
+/// Bytes of each pooled table kept resident between calls.
+const TABLE_KEEP_RESIDENT: usize = 2 << 20;
 
 fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
     let mut wasm = Config::new();
@@ -94,8 +94,8 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
             .max_unused_warm_slots(calls.min(16))
             // Reset reused slots in place instead of unmapping them, so the
             // next call doesn't fault its memory back in page by page.
-            .linear_memory_keep_resident(KEEP_RESIDENT)
-            .table_keep_resident(KEEP_RESIDENT)
+            .linear_memory_keep_resident(config.keep_resident)
+            .table_keep_resident(TABLE_KEEP_RESIDENT)
             .pagemap_scan(wasmtime::Enabled::Auto);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
