@@ -107,16 +107,7 @@ impl WasmFunction {
         let _slot = self.engine.call_slot();
         let config = self.engine.config();
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
-        let sandbox = Sandbox::new(
-            self.name.clone(),
-            config.memory_limit,
-            config.stderr_capture,
-        );
-        let mut store = Store::new(self.engine.engine(), sandbox);
-        store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(ticks(limit, config.epoch_tick));
-        store.epoch_deadline_trap();
-
+        let mut store = self.store(limit);
         let outcome = self
             .pre
             .instantiate(&mut store)
@@ -135,6 +126,36 @@ impl WasmFunction {
             }),
             Err(error) => Err(self.classify(error, &store, limit)),
         }
+    }
+
+    /// Instantiates the function in a fresh sandbox and tears it down
+    /// without calling it. This proves it links and starts, and warms its
+    /// slot in the instance pool; `xfn serve` probes each function it
+    /// loads, so one that cannot start is reported then, not on a call.
+    pub fn probe(&self) -> Result<(), CallError> {
+        let _slot = self.engine.call_slot();
+        let limit = self.engine.config().call_timeout;
+        let mut store = self.store(limit);
+        match self.pre.instantiate(&mut store) {
+            Ok(_) => Ok(()),
+            Err(error) => Err(self.classify(error, &store, limit)),
+        }
+    }
+
+    /// A store with a fresh sandbox, its memory capped and its deadline
+    /// `limit` from now.
+    fn store(&self, limit: Duration) -> Store<Sandbox> {
+        let config = self.engine.config();
+        let sandbox = Sandbox::new(
+            self.name.clone(),
+            config.memory_limit,
+            config.stderr_capture,
+        );
+        let mut store = Store::new(self.engine.engine(), sandbox);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(ticks(limit, config.epoch_tick));
+        store.epoch_deadline_trap();
+        store
     }
 
     fn classify(

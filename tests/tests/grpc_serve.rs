@@ -631,3 +631,47 @@ async fn functions_come_from_a_functions_file_and_reload_when_it_changes() {
     assert_eq!(error(&results[1]).0, "NOT_FOUND");
     server.stop().await.expect("stops cleanly");
 }
+
+#[test]
+fn a_function_that_cannot_start_is_refused_when_loaded() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("functions.yaml");
+    let hello = xfn_tests::wasm_dir().join("hello.wasm");
+    std::fs::write(
+        &file,
+        format!(
+            "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-hello\n  annotations:\n    \
+             render.crossplane.io/runtime-wasm-module: {}\n",
+            hello.display()
+        ),
+    )
+    .expect("write");
+    let specs = read_functions_file(&file).expect("parses");
+
+    // hello's initial memory is 2 MiB: it cannot start under a 1 MiB cap,
+    // and that is found when it is loaded, not on its first call: by the
+    // pool's own check, or without a pool by instantiating it once.
+    let tight = |pooling| {
+        let loader = Loader::new(xfn_tests::runtime(HostConfig {
+            memory_limit: 1 << 20,
+            pooling,
+            ..HostConfig::default()
+        }));
+        loader.load(&specs).err().expect("refused").to_string()
+    };
+    let error = tight(true);
+    assert!(
+        error.contains("function-hello") && error.contains("2097152"),
+        "{error}"
+    );
+    let error = tight(false);
+    assert!(
+        error.contains("cannot start") && error.contains("function-hello"),
+        "{error}"
+    );
+    assert!(error.contains("memory limit"), "{error}");
+
+    let roomy = Loader::new(xfn_tests::runtime(HostConfig::default()));
+    let table = roomy.load(&specs).expect("loads");
+    assert_eq!(table.names().collect::<Vec<_>>(), ["function-hello"]);
+}

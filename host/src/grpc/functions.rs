@@ -80,6 +80,9 @@ pub enum LoadError {
     /// A component could not be compiled or linked.
     #[error(transparent)]
     Load(#[from] crate::Error),
+    /// A component compiled but cannot start.
+    #[error("cannot start: {0}")]
+    Start(#[from] crate::CallError),
 }
 
 fn invalid(path: &Path, reason: impl Into<String>) -> LoadError {
@@ -319,7 +322,11 @@ impl Loader {
             let digest: Sha256Digest = Sha256::digest(&bytes).into();
             let function = match previous.get(&spec.name) {
                 Some((d, f)) if *d == digest => f.clone(),
-                _ => Arc::new(self.runtime.load(&spec.name, &bytes)?),
+                _ => {
+                    let function = self.runtime.load(&spec.name, &bytes)?;
+                    function.probe()?;
+                    Arc::new(function)
+                }
             };
             table.insert(spec.name.clone(), function.clone());
             loaded.insert(spec.name.clone(), (digest, function));
