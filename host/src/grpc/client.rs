@@ -240,7 +240,8 @@ impl GrpcFunction {
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{}", parsed.host_port))
             .map_err(transport_error)?
             .connect_timeout(options.connect_timeout)
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true);
         let mut authority_host = None;
         if let Some(authority) = &options.authority {
             let origin = Uri::from_str(&format!("{scheme}://{authority}"))
