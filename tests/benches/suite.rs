@@ -3,7 +3,8 @@
 //!
 //! 1. a warm call of function-patch-and-transform on the docs example:
 //!    through the wasm host, natively (the floor), through `xfn serve`;
-//! 2. a call of `hello` with a pooling vs an on-demand instance allocator;
+//! 2. instantiation alone, and with a call of `hello`, with a pooling vs an
+//!    on-demand instance allocator;
 //! 3. `xfn render` of the docs example as a process, cold vs warm cache;
 //! 4. `xfn serve` vs the Python SDK under load, 1/8/64 concurrent streams;
 //! 5. resident memory of one `xfn serve` holding N functions vs N Python
@@ -12,7 +13,9 @@
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
-//! no report.
+//! no report. Item numbers after `--` run just those items and print their
+//! figures without writing the report, e.g.
+//! `cargo bench -p xfn-tests --bench suite -- 1 4`.
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -33,8 +36,13 @@ const LOAD_SECONDS: u64 = 3;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
+    let only: Vec<u32> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let mut suite = Suite {
         full,
+        only,
         rows: Vec::new(),
         notes: Vec::new(),
         rt: tokio::runtime::Builder::new_multi_thread()
@@ -43,20 +51,35 @@ fn main() {
             .build()
             .expect("tokio runtime"),
     };
-    suite.patch_and_transform();
-    suite.instantiation();
-    suite.request_size();
+    if suite.wants(1) {
+        suite.patch_and_transform();
+    }
+    if suite.wants(2) {
+        suite.instantiation();
+    }
+    if suite.wants(6) {
+        suite.request_size();
+    }
     if full {
         match xfn_bin() {
             Some(bin) => {
-                suite.render(&bin);
-                suite.serve_vs_python(&bin);
+                if suite.wants(3) {
+                    suite.render(&bin);
+                }
+                if suite.wants(4) || suite.wants(5) {
+                    suite.serve_vs_python(&bin);
+                }
             }
             None => suite.notes.push(
                 "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
                  items 3-5 skipped"
                     .into(),
             ),
+        }
+        if !suite.only.is_empty() {
+            println!("{}", suite.markdown());
+            println!("(items {:?} only: report not written)", suite.only);
+            return;
         }
         let dir = workspace().join("target/bench-report");
         std::fs::create_dir_all(&dir).expect("create target/bench-report");
@@ -90,6 +113,8 @@ impl Row {
 
 struct Suite {
     full: bool,
+    /// The items to run; empty for all.
+    only: Vec<u32>,
     rows: Vec<Row>,
     notes: Vec<String>,
     rt: tokio::runtime::Runtime,
@@ -155,6 +180,10 @@ fn hello_request(padding: usize) -> RunFunctionRequest {
 }
 
 impl Suite {
+    fn wants(&self, item: u32) -> bool {
+        self.only.is_empty() || self.only.contains(&item)
+    }
+
     /// Median nanoseconds per call of `f`, in batches of at least 20 µs,
     /// over `budget` (5 batches at least; a smoke run takes 5 batches).
     fn time(&self, budget: Duration, mut f: impl FnMut()) -> f64 {
@@ -282,30 +311,45 @@ impl Suite {
         });
     }
 
-    /// Item 2: a call of hello, pooled vs on-demand instance allocation.
+    /// Item 2: instantiation alone (a fresh store and instance, torn down),
+    /// and instantiation plus a call of hello, pooled vs on-demand.
     fn instantiation(&mut self) {
         let request = hello_request(0);
         let budget = Duration::from_secs(2);
-        let mut times = Vec::new();
+        let mut alone = Vec::new();
+        let mut with_call = Vec::new();
         for pooling in [true, false] {
             let runtime = xfn_tests::runtime(HostConfig {
                 pooling,
                 ..HostConfig::default()
             });
             let hello = xfn_tests::load(&runtime, "function-hello", "hello");
-            times.push(self.time(budget, || {
+            alone.push(self.time(budget, || {
+                hello.probe().expect("hello instantiates");
+            }));
+            with_call.push(self.time(budget, || {
                 hello.call_blocking(&request, None).expect("hello call");
             }));
         }
         self.rows.push(Row {
-            item: "2 instantiate + call hello",
-            what: "pooling allocator".into(),
-            value: times[0] / 1000.0,
+            item: "2 instantiation",
+            what: "instantiate alone, pooling allocator".into(),
+            value: alone[0] / 1000.0,
             unit: "µs",
             peer_what: "on-demand".into(),
-            peer: times[1] / 1000.0,
+            peer: alone[1] / 1000.0,
             target: "pooled < 10 µs".into(),
-            met: Some(times[0] < 10_000.0),
+            met: Some(alone[0] < 10_000.0),
+        });
+        self.rows.push(Row {
+            item: "2 instantiation",
+            what: "instantiate + call hello, pooling allocator".into(),
+            value: with_call[0] / 1000.0,
+            unit: "µs",
+            peer_what: "on-demand".into(),
+            peer: with_call[1] / 1000.0,
+            target: "—".into(),
+            met: None,
         });
     }
 
@@ -444,56 +488,62 @@ impl Suite {
         };
         let request = request_to_proto(hello_request(0)).expect("proto request");
 
-        // 5 first: memory after one call each, before any load.
-        let dir = tempfile::tempdir().expect("temp dir");
-        let names = |n: usize| (0..n).map(|i| format!("fn-{i}")).collect::<Vec<_>>();
-        let mut paths = Vec::new();
-        for i in 0..100 {
-            let path = dir.path().join(format!("hello-{i}.wasm"));
-            std::fs::write(&path, with_custom_section(&hello_bytes, i)).expect("write copy");
-            paths.push(path);
-        }
         let cache = tempfile::tempdir().expect("temp dir");
-        let py_rss = {
-            self.rt
-                .block_on(call_once(&python.target, None, &request))
-                .expect("call the Python function");
-            rss_kib(python.child.id())
-        };
-        for n in [1usize, 10, 100] {
-            let args: Vec<(String, PathBuf)> =
-                names(n).into_iter().zip(paths.iter().cloned()).collect();
-            let serve = match Peer::xfn_serve(bin, &args, cache.path()) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.notes
-                        .push(format!("xfn serve with {n} functions: {e}"));
-                    continue;
-                }
-            };
-            for (name, _) in &args {
-                let authority = format!("{name}.crossplane-system:9443");
-                if let Err(e) =
-                    self.rt
-                        .block_on(call_once(&serve.target, Some(&authority), &request))
-                {
-                    self.notes.push(format!("xfn serve, call of {name}: {e}"));
-                }
+        if self.wants(5) {
+            // 5 first: memory after one call each, before any load.
+            let dir = tempfile::tempdir().expect("temp dir");
+            let names = |n: usize| (0..n).map(|i| format!("fn-{i}")).collect::<Vec<_>>();
+            let mut paths = Vec::new();
+            for i in 0..100 {
+                let path = dir.path().join(format!("hello-{i}.wasm"));
+                std::fs::write(&path, with_custom_section(&hello_bytes, i)).expect("write copy");
+                paths.push(path);
             }
-            let rss = rss_kib(serve.child.id());
-            let peer = py_rss * n as f64;
-            self.rows.push(Row {
-                item: "5 resident memory",
-                what: format!("xfn serve, {n} functions"),
-                value: rss / 1024.0,
-                unit: "MiB",
-                peer_what: format!("{n} × Python SDK process"),
-                peer: peer / 1024.0,
-                target: if n == 100 { "< 1/10 of Python" } else { "—" }.into(),
-                met: (n == 100).then_some(rss < peer / 10.0),
-            });
+            let cache = tempfile::tempdir().expect("temp dir");
+            let py_rss = {
+                self.rt
+                    .block_on(call_once(&python.target, None, &request))
+                    .expect("call the Python function");
+                rss_kib(python.child.id())
+            };
+            for n in [1usize, 10, 100] {
+                let args: Vec<(String, PathBuf)> =
+                    names(n).into_iter().zip(paths.iter().cloned()).collect();
+                let serve = match Peer::xfn_serve(bin, &args, cache.path()) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.notes
+                            .push(format!("xfn serve with {n} functions: {e}"));
+                        continue;
+                    }
+                };
+                for (name, _) in &args {
+                    let authority = format!("{name}.crossplane-system:9443");
+                    if let Err(e) =
+                        self.rt
+                            .block_on(call_once(&serve.target, Some(&authority), &request))
+                    {
+                        self.notes.push(format!("xfn serve, call of {name}: {e}"));
+                    }
+                }
+                let rss = rss_kib(serve.child.id());
+                let peer = py_rss * n as f64;
+                self.rows.push(Row {
+                    item: "5 resident memory",
+                    what: format!("xfn serve, {n} functions"),
+                    value: rss / 1024.0,
+                    unit: "MiB",
+                    peer_what: format!("{n} × Python SDK process"),
+                    peer: peer / 1024.0,
+                    target: if n == 100 { "< 1/10 of Python" } else { "—" }.into(),
+                    met: (n == 100).then_some(rss < peer / 10.0),
+                });
+            }
         }
 
+        if !self.wants(4) {
+            return;
+        }
         // 4: throughput and latency under load, with function-patch-and-transform
         // on the docs example (the Python function passes it through and
         // adds a resource: the same kind of work).
@@ -513,20 +563,29 @@ impl Suite {
         };
         for concurrency in [1usize, 8, 64] {
             let duration = Duration::from_secs(LOAD_SECONDS);
-            let x = self
-                .rt
-                .block_on(load(&serve.target, concurrency, duration, &request));
-            let p = self
-                .rt
-                .block_on(load(&python.target, concurrency, duration, &request));
+            // The server's own CPU per call: what it costs, apart from the
+            // load generator that shares the machine's cores.
+            let measure = |peer: &Peer| {
+                let cpu = cpu_seconds(peer.child.id());
+                let load = self
+                    .rt
+                    .block_on(load(&peer.target, concurrency, duration, &request));
+                let calls = load.rate * load.seconds;
+                let cpu_per_call = (cpu_seconds(peer.child.id()) - cpu) / calls * 1e6;
+                (load, cpu_per_call)
+            };
+            let (x, x_cpu) = measure(&serve);
+            let (p, p_cpu) = measure(&python);
             for (label, x, p) in [
                 ("throughput", x.rate, p.rate),
                 ("p50 latency", x.p50, p.p50),
                 ("p99 latency", x.p99, p.p99),
+                ("server CPU per call", x_cpu, p_cpu),
             ] {
                 let (target, met, unit) = match label {
                     "throughput" => ("≥ 5× Python".to_owned(), Some(x >= 5.0 * p), "calls/s"),
                     "p99 latency" => ("< Python".to_owned(), Some(x < p), "ms"),
+                    "server CPU per call" => ("—".to_owned(), None, "µs"),
                     _ => ("—".to_owned(), None, "ms"),
                 };
                 self.rows.push(Row {
@@ -719,6 +778,21 @@ fn rss_kib(pid: u32) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// CPU seconds (user + system) process `pid` has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses: utime and
+    // stime are the 12th and 13th, in clock ticks (100 per second on Linux).
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => (user + system) / 100.0,
+        _ => f64::NAN,
+    }
+}
+
 /// A server process, killed on drop.
 struct Peer {
     child: Child,
@@ -849,6 +923,8 @@ async fn call_once(
 
 struct Load {
     rate: f64,
+    /// How long the load ran.
+    seconds: f64,
     p50: f64,
     p99: f64,
     errors: usize,
@@ -867,6 +943,7 @@ async fn load(
         Err(e) => {
             return Load {
                 rate: f64::NAN,
+                seconds: f64::NAN,
                 p50: f64::NAN,
                 p99: f64::NAN,
                 errors: 1,
@@ -928,6 +1005,7 @@ async fn load(
     }
     Load {
         rate: (latencies.len() as f64) / seconds,
+        seconds,
         p50: percentile(&latencies, 0.5),
         p99: percentile(&latencies, 0.99),
         errors,
