@@ -6,8 +6,9 @@ use std::thread;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use tokio::sync::{Semaphore, SemaphorePermit};
+
 use crate::HostConfig;
-use crate::slots::Slots;
 
 /// A wasmtime engine configured for xfn, with its epoch ticker running.
 ///
@@ -20,7 +21,7 @@ pub struct HostEngine {
 struct Inner {
     engine: Engine,
     config: HostConfig,
-    slots: Slots,
+    slots: Semaphore,
 }
 
 impl HostEngine {
@@ -45,7 +46,7 @@ impl HostEngine {
             Engine::new(&wasm_config(&config, false))
                 .map_err(|e| crate::Error::Engine(e.to_string()))?
         };
-        let slots = Slots::new(config.max_concurrent_calls);
+        let slots = Semaphore::new(config.max_concurrent_calls.max(1) as usize);
         let inner = Arc::new(Inner {
             engine,
             config,
@@ -65,9 +66,12 @@ impl HostEngine {
         &self.inner.config
     }
 
-    /// Waits for one of the `max_concurrent_calls` call slots.
-    pub fn call_slot(&self) -> crate::slots::Slot<'_> {
-        self.inner.slots.acquire()
+    /// Waits for one of the `max_concurrent_calls` call slots: at most as
+    /// many calls hold an instance as the pool has slots, and the rest wait
+    /// their turn instead of failing.
+    pub async fn call_slot(&self) -> Option<SemaphorePermit<'_>> {
+        // The semaphore is never closed, so this always gets a permit.
+        self.inner.slots.acquire().await.ok()
     }
 }
 

@@ -17,7 +17,6 @@ pub mod pipeline;
 pub mod protocol;
 pub mod render;
 mod sandbox;
-mod slots;
 mod validate;
 mod wasm;
 

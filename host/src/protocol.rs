@@ -11,6 +11,9 @@ wasmtime::component::bindgen!({
     path: "../wit",
     world: "function",
     additional_derives: [PartialEq, Clone],
+    // Calls run on wasmtime fibers, so a long guest yields to the executor
+    // (see `wasm`); the log import stays a plain function.
+    exports: { default: async },
 });
 
 pub use xfn::function::log::Level as LogLevel;

@@ -2,10 +2,10 @@
 //! sandbox for every call.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, HasSelf, Linker};
-use wasmtime::{Store, Trap};
+use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::compile_cache::CompileCache;
 use crate::engine::HostEngine;
@@ -30,7 +30,7 @@ impl WasmRuntime {
         let mut linker = Linker::<Sandbox>::new(engine.engine());
         // WASI is linked so that ordinary Rust components instantiate, but the
         // sandbox grants nothing through it (see `sandbox`).
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;
         crate::protocol::Function::add_to_linker::<_, HasSelf<Sandbox>>(&mut linker, |s| s)
             .map_err(|e| Error::Engine(format!("cannot link xfn's imports: {e}")))?;
@@ -95,23 +95,34 @@ pub struct WasmFunction {
 }
 
 impl WasmFunction {
-    /// Runs one call in a fresh sandbox, on the current thread.
+    /// Runs one call in a fresh sandbox.
     ///
-    /// The call is interrupted after `timeout` (or the host default), and
-    /// its memory is capped by the host's limit.
-    pub fn call_blocking(
+    /// The guest runs on the calling task, on a wasmtime fiber that yields
+    /// to the executor at every epoch tick, so a long call neither blocks a
+    /// worker thread nor needs one of its own. It is interrupted after
+    /// `timeout` (or the host default), and its memory is capped by the
+    /// host's limit.
+    pub async fn run(
         &self,
         request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
-        let _slot = self.engine.call_slot();
+        let _slot = self.engine.call_slot().await;
         let config = self.engine.config();
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
         let mut store = self.store(limit);
-        let outcome = self
-            .pre
-            .instantiate(&mut store)
-            .and_then(|instance| instance.call_run_function(&mut store, request));
+        let call = async {
+            let instance = self.pre.instantiate_async(&mut store).await?;
+            instance.call_run_function(&mut store, request).await
+        };
+        // The epoch deadline stops a guest that computes; this also stops
+        // one that waits in a host call.
+        let Ok(outcome) = tokio::time::timeout(limit, call).await else {
+            return Err(CallError::Timeout {
+                function: self.name.to_string(),
+                limit,
+            });
+        };
         match outcome {
             Ok(Ok(response)) => {
                 check_response(&response).map_err(|reason| CallError::Malformed {
@@ -128,22 +139,35 @@ impl WasmFunction {
         }
     }
 
+    /// [`WasmFunction::run`] for callers outside async code: tests,
+    /// benchmarks and tools. Don't call it from an async task.
+    pub fn call_blocking(
+        &self,
+        request: &RunFunctionRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RunFunctionResponse, CallError> {
+        block_on(self.run(request, timeout))
+    }
+
     /// Instantiates the function in a fresh sandbox and tears it down
     /// without calling it. This proves it links and starts, and warms its
     /// slot in the instance pool; `xfn serve` probes each function it
     /// loads, so one that cannot start is reported then, not on a call.
+    /// Like [`WasmFunction::call_blocking`], it blocks the thread.
     pub fn probe(&self) -> Result<(), CallError> {
-        let _slot = self.engine.call_slot();
-        let limit = self.engine.config().call_timeout;
-        let mut store = self.store(limit);
-        match self.pre.instantiate(&mut store) {
-            Ok(_) => Ok(()),
-            Err(error) => Err(self.classify(error, &store, limit)),
-        }
+        block_on(async {
+            let _slot = self.engine.call_slot().await;
+            let limit = self.engine.config().call_timeout;
+            let mut store = self.store(limit);
+            match self.pre.instantiate_async(&mut store).await {
+                Ok(_) => Ok(()),
+                Err(error) => Err(self.classify(error, &store, limit)),
+            }
+        })
     }
 
-    /// A store with a fresh sandbox, its memory capped and its deadline
-    /// `limit` from now.
+    /// A store with a fresh sandbox, its memory capped, that yields at
+    /// every epoch tick and traps once `limit` has passed.
     fn store(&self, limit: Duration) -> Store<Sandbox> {
         let config = self.engine.config();
         let sandbox = Sandbox::new(
@@ -153,8 +177,15 @@ impl WasmFunction {
         );
         let mut store = Store::new(self.engine.engine(), sandbox);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(ticks(limit, config.epoch_tick));
-        store.epoch_deadline_trap();
+        let deadline = Instant::now() + limit;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            Ok(if Instant::now() >= deadline {
+                UpdateDeadline::Interrupt
+            } else {
+                UpdateDeadline::Yield(1)
+            })
+        });
         store
     }
 
@@ -188,11 +219,23 @@ impl WasmFunction {
     }
 }
 
-fn ticks(limit: Duration, tick: Duration) -> u64 {
-    let tick = tick.as_nanos().max(1);
-    u64::try_from(limit.as_nanos().div_ceil(tick))
-        .unwrap_or(u64::MAX)
-        .max(1)
+/// Runs `future` to completion on this thread: on the current tokio
+/// runtime if there is one (from a blocking thread), else on a
+/// current-thread runtime kept for the thread.
+fn block_on<F: Future>(future: F) -> F::Output {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread tokio runtime with only a timer can be built");
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(future))
+        }
+        Ok(handle) => handle.block_on(future),
+        Err(_) => RUNTIME.with(|runtime| runtime.block_on(future)),
+    }
 }
 
 #[async_trait::async_trait]
@@ -206,14 +249,6 @@ impl Function for WasmFunction {
         request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
-        // Wasm runs synchronously. On a multi-threaded runtime, tell tokio so
-        // it moves other tasks off this worker while the guest runs.
-        let multi_thread = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        if multi_thread {
-            tokio::task::block_in_place(|| self.call_blocking(request, timeout))
-        } else {
-            self.call_blocking(request, timeout)
-        }
+        self.run(request, timeout).await
     }
 }
