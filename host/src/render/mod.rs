@@ -83,10 +83,17 @@ pub async fn render(
     registry: &xfn_oci::RegistryOptions,
 ) -> Result<Outputs, RenderError> {
     let timeout = inputs.timeout;
-    tokio::time::timeout(timeout, run(inputs, wasm, registry))
+    // Each function call has the same limit and reports running out of it
+    // by the function's name; this backstop, a little later, catches the
+    // rest (a pull, a peer that doesn't answer).
+    tokio::time::timeout(timeout + TIMEOUT_GRACE, run(inputs, wasm, registry))
         .await
         .map_err(|_| RenderError::Timeout(timeout))?
 }
+
+/// How long past `--timeout` the whole render may take before it is cut
+/// off without a function to blame.
+const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
 async fn run(
     inputs: &Inputs,
