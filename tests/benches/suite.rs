@@ -271,6 +271,12 @@ impl Suite {
         let in_host = self.time(budget, || {
             wasm.call_blocking(&host_request, None).expect("wasm call");
         });
+        // Where the wasm host's time goes: a fresh instance and its
+        // teardown, and the rest (lowering the request, the guest's run,
+        // lifting the response).
+        let instance = self.time(budget, || {
+            wasm.probe().expect("P&T instantiates");
+        });
         let mut table = FunctionTable::new();
         table.insert(name, wasm.clone() as Arc<dyn Function>);
         let target = self.serve(table, 4 << 20);
@@ -296,6 +302,26 @@ impl Suite {
             unit: "µs",
             peer_what: "native".into(),
             peer: native / 1000.0,
+            target: "—".into(),
+            met: None,
+        });
+        self.rows.push(Row {
+            item: "1 P&T warm call",
+            what: "of the wasm host's time: fresh instance + teardown".into(),
+            value: instance / 1000.0,
+            unit: "µs",
+            peer_what: "wasm host".into(),
+            peer: in_host / 1000.0,
+            target: "—".into(),
+            met: None,
+        });
+        self.rows.push(Row {
+            item: "1 P&T warm call",
+            what: "of the wasm host's time: WIT lowering + guest run + lifting".into(),
+            value: (in_host - instance) / 1000.0,
+            unit: "µs",
+            peer_what: "native + JSON".into(),
+            peer: native_json / 1000.0,
             target: "—".into(),
             met: None,
         });
