@@ -31,6 +31,11 @@ use xfn_host::protocol::RunFunctionRequest;
 use xfn_host::{Function, HostConfig, WasmFunction};
 use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 
+/// The allocator the `xfn` binary ships with, so that in-process figures
+/// (and the native floor) are measured as xfn runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// How long each load point runs.
 const LOAD_SECONDS: u64 = 3;
 

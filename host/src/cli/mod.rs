@@ -1,5 +1,6 @@
 //! The `xfn` command line: one module per subcommand.
 
+pub mod allocator;
 pub mod oci;
 pub mod render;
 pub mod serve;

@@ -195,9 +195,14 @@ fn wasm_runtime(args: &ServeArgs) -> Result<WasmRuntime> {
 /// Loads functions off the async runtime: compiling is CPU-bound.
 async fn load(loader: &Arc<Loader>, specs: Vec<FunctionSpec>) -> Result<FunctionTable> {
     let loader = loader.clone();
-    let table = tokio::task::spawn_blocking(move || loader.load(&specs))
-        .await
-        .context("loading functions failed")??;
+    let table = tokio::task::spawn_blocking(move || {
+        let table = loader.load(&specs);
+        // Compiling leaves much freed memory behind.
+        super::allocator::release_free_memory();
+        table
+    })
+    .await
+    .context("loading functions failed")??;
     Ok(table)
 }
 
