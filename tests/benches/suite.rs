@@ -111,6 +111,33 @@ struct Row {
 }
 
 impl Row {
+    /// A figure in µs, from nanosecond timings, with no target.
+    fn micros(
+        item: &'static str,
+        what: impl Into<String>,
+        value_ns: f64,
+        peer_what: impl Into<String>,
+        peer_ns: f64,
+    ) -> Row {
+        Row {
+            item,
+            what: what.into(),
+            value: value_ns / 1000.0,
+            unit: "µs",
+            peer_what: peer_what.into(),
+            peer: peer_ns / 1000.0,
+            target: "—".into(),
+            met: None,
+        }
+    }
+
+    /// The same figure, with its target and whether it is met.
+    fn against(mut self, target: &str, met: bool) -> Row {
+        self.target = target.into();
+        self.met = Some(met);
+        self
+    }
+
     fn ratio(&self) -> f64 {
         self.value / self.peer
     }
@@ -290,56 +317,41 @@ impl Suite {
             self.grpc_call(&client, &host_request).expect("gRPC call");
         });
 
-        self.rows.push(Row {
-            item: "1 P&T warm call",
-            what: "wasm host (call_blocking)".into(),
-            value: in_host / 1000.0,
-            unit: "µs",
-            peer_what: "native".into(),
-            peer: native / 1000.0,
-            target: "≤ 2× native and < 30 µs".into(),
-            met: Some(in_host <= 2.0 * native && in_host < 30_000.0),
-        });
-        self.rows.push(Row {
-            item: "1 P&T warm call",
-            what: "native + JSON round trip of request/response".into(),
-            value: native_json / 1000.0,
-            unit: "µs",
-            peer_what: "native".into(),
-            peer: native / 1000.0,
-            target: "—".into(),
-            met: None,
-        });
-        self.rows.push(Row {
-            item: "1 P&T warm call",
-            what: "of the wasm host's time: fresh instance + teardown".into(),
-            value: instance / 1000.0,
-            unit: "µs",
-            peer_what: "wasm host".into(),
-            peer: in_host / 1000.0,
-            target: "—".into(),
-            met: None,
-        });
-        self.rows.push(Row {
-            item: "1 P&T warm call",
-            what: "of the wasm host's time: WIT lowering + guest run + lifting".into(),
-            value: (in_host - instance) / 1000.0,
-            unit: "µs",
-            peer_what: "native + JSON".into(),
-            peer: native_json / 1000.0,
-            target: "—".into(),
-            met: None,
-        });
-        self.rows.push(Row {
-            item: "1 P&T warm call",
-            what: "xfn serve, loopback gRPC".into(),
-            value: grpc / 1000.0,
-            unit: "µs",
-            peer_what: "wasm host".into(),
-            peer: in_host / 1000.0,
-            target: "—".into(),
-            met: None,
-        });
+        let item = "1 P&T warm call";
+        self.rows.push(
+            Row::micros(item, "wasm host (call_blocking)", in_host, "native", native).against(
+                "≤ 2× native and < 30 µs",
+                in_host <= 2.0 * native && in_host < 30_000.0,
+            ),
+        );
+        self.rows.push(Row::micros(
+            item,
+            "native + JSON round trip of request/response",
+            native_json,
+            "native",
+            native,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            "of the wasm host's time: fresh instance + teardown",
+            instance,
+            "wasm host",
+            in_host,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            "of the wasm host's time: WIT lowering + guest run + lifting",
+            in_host - instance,
+            "native + JSON",
+            native_json,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            "xfn serve, loopback gRPC",
+            grpc,
+            "wasm host",
+            in_host,
+        ));
     }
 
     /// Item 2: instantiation alone (a fresh store and instance, torn down),
@@ -362,26 +374,23 @@ impl Suite {
                 hello.call_blocking(&request, None).expect("hello call");
             }));
         }
-        self.rows.push(Row {
-            item: "2 instantiation",
-            what: "instantiate alone, pooling allocator".into(),
-            value: alone[0] / 1000.0,
-            unit: "µs",
-            peer_what: "on-demand".into(),
-            peer: alone[1] / 1000.0,
-            target: "pooled < 10 µs".into(),
-            met: Some(alone[0] < 10_000.0),
-        });
-        self.rows.push(Row {
-            item: "2 instantiation",
-            what: "instantiate + call hello, pooling allocator".into(),
-            value: with_call[0] / 1000.0,
-            unit: "µs",
-            peer_what: "on-demand".into(),
-            peer: with_call[1] / 1000.0,
-            target: "—".into(),
-            met: None,
-        });
+        self.rows.push(
+            Row::micros(
+                "2 instantiation",
+                "instantiate alone, pooling allocator",
+                alone[0],
+                "on-demand",
+                alone[1],
+            )
+            .against("pooled < 10 µs", alone[0] < 10_000.0),
+        );
+        self.rows.push(Row::micros(
+            "2 instantiation",
+            "instantiate + call hello, pooling allocator",
+            with_call[0],
+            "on-demand",
+            with_call[1],
+        ));
     }
 
     /// Item 6: cost vs the size of the observed state.
@@ -434,16 +443,13 @@ impl Suite {
             };
             host_times.push(in_host);
             grpc_times.push(grpc);
-            self.rows.push(Row {
-                item: "6 cost vs request size",
-                what: format!("{label}: gRPC (64 MiB limits)"),
-                value: grpc / 1000.0,
-                unit: "µs",
-                peer_what: "wasm host".into(),
-                peer: in_host / 1000.0,
-                target: "—".into(),
-                met: None,
-            });
+            self.rows.push(Row::micros(
+                "6 cost vs request size",
+                format!("{label}: gRPC (64 MiB limits)"),
+                grpc,
+                "wasm host",
+                in_host,
+            ));
         }
         if host_times.len() == 4 {
             // Linear: from 1 MiB to 8 MiB, at most 1.5× the ideal 8× growth.
