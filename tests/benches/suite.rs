@@ -968,6 +968,20 @@ struct Load {
     first_error: String,
 }
 
+impl Load {
+    /// A load point that could not run at all.
+    fn failed(error: String) -> Load {
+        Load {
+            rate: f64::NAN,
+            seconds: f64::NAN,
+            p50: f64::NAN,
+            p99: f64::NAN,
+            errors: 1,
+            first_error: error,
+        }
+    }
+}
+
 /// `concurrency` streams sending `request` back to back for `duration`.
 async fn load(
     target: &str,
@@ -978,20 +992,15 @@ async fn load(
     let channel = match channel(target, None).await {
         Ok(c) => c,
         Err(e) => {
-            return Load {
-                rate: f64::NAN,
-                seconds: f64::NAN,
-                p50: f64::NAN,
-                p99: f64::NAN,
-                errors: 1,
-                first_error: e,
-            };
+            return Load::failed(e);
         }
     };
-    // Warm up the connection and the function.
+    // Warm up the connection and the function, and make sure it answers.
     let mut warm = FunctionRunnerServiceClient::new(channel.clone());
     for _ in 0..20 {
-        let _ = warm.run_function(request.clone()).await;
+        if let Err(e) = warm.run_function(request.clone()).await {
+            return Load::failed(e.to_string());
+        }
     }
     let started = Instant::now();
     let deadline = started + duration;
