@@ -40,12 +40,14 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Render(args) => runtime().and_then(|rt| rt.block_on(cli::render::run(args))),
+        Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Validate(args) => cli::validate::run(args),
-        Command::Serve(args) => runtime().and_then(|rt| rt.block_on(cli::serve::run(args))),
-        Command::Push(args) => runtime().and_then(|rt| rt.block_on(cli::oci::push(args))),
-        Command::Pull(args) => runtime().and_then(|rt| rt.block_on(cli::oci::pull(args))),
-        Command::Inspect(args) => runtime().and_then(|rt| rt.block_on(cli::oci::inspect(args))),
+        Command::Serve(args) => {
+            runtime(args.workers).and_then(|rt| rt.block_on(cli::serve::run(args)))
+        }
+        Command::Push(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::push(args))),
+        Command::Pull(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::pull(args))),
+        Command::Inspect(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::inspect(args))),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -56,8 +58,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?)
+/// A multi-threaded runtime with `workers` threads (default: one per CPU).
+fn runtime(workers: Option<u16>) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = workers {
+        builder.worker_threads(usize::from(n));
+    }
+    Ok(builder.enable_all().build()?)
 }

@@ -7,6 +7,9 @@
 
 use libmimalloc_sys as sys;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Hands memory freed by a burst of work (compiling functions) back to the
 /// OS now, instead of keeping it for reuse.
 pub fn release_free_memory() {

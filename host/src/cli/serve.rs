@@ -57,6 +57,11 @@ pub struct ServeArgs {
     /// Where compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
     #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Threads that serve calls (each runs wasm on the spot); default: one
+    /// per CPU. Set it to the CPUs the server may use: fewer threads hand
+    /// work between each other less.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub workers: Option<u16>,
     /// Reload when the functions file or a component changes (checked every 2 s).
     #[arg(long)]
     pub watch: bool,
