@@ -42,3 +42,32 @@ fn a_resources_mode_composition_renders_as_a_patch_and_transform_pipeline() {
         run.stderr
     );
 }
+
+#[test]
+fn with_little_address_space_the_host_allocates_on_demand_and_renders_the_same() {
+    // The instance pool reserves terabytes of address space up front; under
+    // an 8 GiB cap it cannot, and xfn says so and allocates per call.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/docs");
+    let want = std::fs::read_to_string(dir.join("expected-output.yaml")).expect("expected output");
+    let cache = tempfile::tempdir().expect("temp dir");
+    let output = std::process::Command::new("sh")
+        .current_dir(&dir)
+        .arg("-c")
+        .arg("ulimit -v 8388608 && exec \"$0\" render xr.yaml composition.yaml functions.yaml")
+        .arg(xfn_tests::xfn_bin())
+        .env("XFN_CACHE_DIR", cache.path())
+        .env_remove("XFN_LOG")
+        .output()
+        .expect("run xfn under ulimit");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), want);
+    assert!(
+        stderr.contains("cannot reserve a pool of instances") && stderr.contains("on demand"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no terminal colours in a log file: {stderr}"
+    );
+}
