@@ -25,6 +25,10 @@ use core::ptr;
 /// The smallest chunk after the first.
 pub const MIN_CHUNK: usize = 256 << 10;
 
+/// The largest chunk taken for small blocks: chunks double up to this, so
+/// the arena wastes at most this much near a memory limit.
+pub const MAX_CHUNK: usize = 16 << 20;
+
 /// Room left in the initial heap for wasi-libc's own allocations.
 pub const LIBC_HEADROOM: usize = 16 << 10;
 
@@ -96,22 +100,25 @@ impl<S> CallArena<S> {
 impl<S: ChunkSource> CallArena<S> {
     /// Starts a new chunk with room for at least `bytes` bytes.
     fn refill(&self, bytes: usize) -> bool {
-        let size = match self.last_chunk.get() {
+        let preferred = match self.last_chunk.get() {
             0 => self.source.initial_heap().saturating_sub(LIBC_HEADROOM),
-            // Double each time, so a call takes few chunks however much it
-            // allocates, and wastes at most the tail of each.
-            last => last.saturating_mul(2),
+            // Double each time (up to MAX_CHUNK), so a call takes few
+            // chunks however much it allocates, and wastes little of each.
+            last => last.saturating_mul(2).min(MAX_CHUNK),
         }
         .max(MIN_CHUNK)
         .max(bytes);
-        let start = self.source.chunk(size);
-        if start.is_null() {
-            return false;
+        // Near the memory limit, settle for less than the preferred size.
+        for size in [preferred, bytes.max(MIN_CHUNK), bytes] {
+            let start = self.source.chunk(size);
+            if !start.is_null() {
+                self.top.set(start as usize);
+                self.end.set(start as usize + size);
+                self.last_chunk.set(size);
+                return true;
+            }
         }
-        self.top.set(start as usize);
-        self.end.set(start as usize + size);
-        self.last_chunk.set(size);
-        true
+        false
     }
 
     /// The aligned start of a block of `layout` at the top, if it fits.
@@ -317,6 +324,30 @@ mod tests {
             arena.source.sizes(),
             [MIN_CHUNK, 2 * MIN_CHUNK, 4 * MIN_CHUNK]
         );
+    }
+
+    #[test]
+    fn chunks_stop_doubling_at_the_cap() {
+        let arena = CallArena::new(TestChunks::new(0, usize::MAX));
+        unsafe {
+            for _ in 0..4 {
+                assert!(!arena.alloc(layout(MAX_CHUNK / 2, 8)).is_null());
+            }
+        }
+        let sizes = arena.source.sizes();
+        assert!(sizes.iter().all(|&s| s <= MAX_CHUNK), "{sizes:?}");
+        assert!(sizes.contains(&MAX_CHUNK), "{sizes:?}");
+    }
+
+    #[test]
+    fn near_the_limit_a_smaller_chunk_will_do() {
+        // Room for a first chunk and a little more, not for a doubled one.
+        let arena = CallArena::new(TestChunks::new(0, MIN_CHUNK + 8 * 1024));
+        unsafe {
+            assert!(!arena.alloc(layout(MIN_CHUNK - 64, 8)).is_null());
+            assert!(!arena.alloc(layout(1024, 8)).is_null());
+        }
+        assert_eq!(arena.source.sizes(), [MIN_CHUNK, 1024 + 8]);
     }
 
     #[test]

@@ -211,3 +211,18 @@ fn a_component_that_does_not_compile_is_refused_naming_the_function() {
     );
     let _ = std::fs::remove_dir_all(cache);
 }
+
+#[test]
+fn a_guest_can_use_most_of_its_memory_limit() {
+    // 60 MiB held in small blocks under a 64 MiB cap: the arena's growing
+    // chunks must not ask for more than the cap leaves.
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let rsp = f
+        .call_blocking(&request(json!({"holdMib": 60})), None)
+        .expect("60 MiB fits under 64 MiB");
+    assert_eq!(
+        rsp.context.as_deref(),
+        Some(r#"{"xfn.test/held":62914560}"#)
+    );
+}

@@ -10,6 +10,8 @@
 //! * `unstable: true`: require a different resource on every call.
 //! * `probe: true`: try the environment, the filesystem and the network, and
 //!   report what happened under context key `xfn.test/probe`.
+//! * `holdMib: N`: allocate N MiB in 64 KiB blocks and report the bytes
+//!   held under context key `xfn.test/held`.
 //! * `fault`: `trap`, `loop`, `alloc` (1 GiB), `panic`, `error` or
 //!   `malformed` (a desired state that isn't JSON).
 
@@ -46,6 +48,9 @@ pub struct Input {
     /// Misbehave.
     #[serde(default)]
     pub fault: Option<String>,
+    /// Hold this many MiB, allocated 64 KiB at a time, for the call.
+    #[serde(default)]
+    pub hold_mib: usize,
 }
 
 /// Runs the script on an SDK request.
@@ -71,6 +76,10 @@ pub fn run(req: &Request) -> Result<Response, String> {
         Some("error") => return Err("scripted error".into()),
         Some(other) => return Err(format!("unknown fault {other:?}")),
     }
+
+    let held: Vec<Vec<u8>> = (0..input.hold_mib * 16)
+        .map(|i| vec![i as u8; 64 << 10])
+        .collect();
 
     let resolved = !req.required_resources.is_empty()
         || !req.extra_resources.is_empty()
@@ -112,6 +121,10 @@ pub fn run(req: &Request) -> Result<Response, String> {
     }
     if input.probe {
         rsp.set_context_key("xfn.test/probe", probe());
+    }
+    if input.hold_mib > 0 {
+        let bytes: usize = held.iter().map(Vec::len).sum();
+        rsp.set_context_key("xfn.test/held", json!(bytes));
     }
     Ok(rsp)
 }
