@@ -185,20 +185,7 @@ pub(crate) fn from_oci(reference: &str, registry: &str, err: OciDistributionErro
         }
         OciDistributionError::ServerError { code, url, message } => {
             let detail = format!("HTTP {code} from {url}: {}", message.trim());
-            match code {
-                401 | 403 => Error::Unauthorized {
-                    reference,
-                    registry,
-                    detail,
-                },
-                404 => Error::NotFound { reference, detail },
-                500.. => Error::Unavailable {
-                    reference,
-                    registry,
-                    detail,
-                },
-                _ => Error::Registry { reference, detail },
-            }
+            from_status(code, reference, registry, detail)
         }
         OciDistributionError::ImageManifestNotFoundError(detail) => {
             Error::NotFound { reference, detail }
@@ -284,23 +271,28 @@ pub(crate) fn chain(err: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
+/// The error for an HTTP status a registry answered with.
+fn from_status(code: u16, reference: String, registry: String, detail: String) -> Error {
+    match code {
+        401 | 403 => Error::Unauthorized {
+            reference,
+            registry,
+            detail,
+        },
+        404 => Error::NotFound { reference, detail },
+        500.. => Error::Unavailable {
+            reference,
+            registry,
+            detail,
+        },
+        _ => Error::Registry { reference, detail },
+    }
+}
+
 fn from_request(reference: String, registry: String, err: &reqwest::Error) -> Error {
     let detail = chain(err);
     if let Some(status) = err.status() {
-        return match status.as_u16() {
-            401 | 403 => Error::Unauthorized {
-                reference,
-                registry,
-                detail,
-            },
-            404 => Error::NotFound { reference, detail },
-            500.. => Error::Unavailable {
-                reference,
-                registry,
-                detail,
-            },
-            _ => Error::Registry { reference, detail },
-        };
+        return from_status(status.as_u16(), reference, registry, detail);
     }
     match connect_failure(err) {
         ConnectFailure::Certificate => Error::Tls {
