@@ -76,7 +76,20 @@ pub fn encode_float(f: f64) -> Result<String, String> {
 /// A string as `encoding/json` writes it, with `<`, `>`, `&`, U+2028 and
 /// U+2029 escaped.
 pub fn encode_string(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    write_string(out, s, Escaping::EncodingJson);
+}
+
+/// Which Go encoder a string is escaped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escaping {
+    /// `encoding/json`: HTML characters and line separators escaped too.
+    EncodingJson,
+    /// protojson: control characters and DEL only.
+    Protojson,
+}
+
+fn write_string(out: &mut String, s: &str, escaping: Escaping) {
+    let html = escaping == Escaping::EncodingJson;
     out.push('"');
     for c in s.chars() {
         match c {
@@ -87,18 +100,24 @@ pub fn encode_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{0}'..='\u{1f}' => {
-                let b = c as u8;
-                out.push_str("\\u00");
-                out.push(HEX[(b >> 4) as usize] as char);
-                out.push(HEX[(b & 0xF) as usize] as char);
-            }
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
+            '\u{0}'..='\u{1f}' => push_u00(out, c),
+            '<' | '>' | '&' if html => push_u00(out, c),
+            '\u{7f}' if !html => push_u00(out, c),
+            '\u{2028}' if html => out.push_str("\\u2028"),
+            '\u{2029}' if html => out.push_str("\\u2029"),
             c => out.push(c),
         }
     }
     out.push('"');
+}
+
+/// `c` (ASCII) as `\u00XX`.
+fn push_u00(out: &mut String, c: char) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = c as u8;
+    out.push_str("\\u00");
+    out.push(HEX[(b >> 4) as usize] as char);
+    out.push(HEX[(b & 0xF) as usize] as char);
 }
 
 /// A JSON value as protojson writes a `google.protobuf.Struct`: sorted keys,
@@ -114,25 +133,7 @@ pub fn protojson(v: &serde_json::Value) -> String {
             Value::Number(n) => {
                 out.push_str(&encode_float(n.as_f64().unwrap_or(0.0)).unwrap_or_default())
             }
-            Value::String(s) => {
-                out.push('"');
-                for c in s.chars() {
-                    match c {
-                        '"' => out.push_str("\\\""),
-                        '\\' => out.push_str("\\\\"),
-                        '\u{8}' => out.push_str("\\b"),
-                        '\u{c}' => out.push_str("\\f"),
-                        '\n' => out.push_str("\\n"),
-                        '\r' => out.push_str("\\r"),
-                        '\t' => out.push_str("\\t"),
-                        '\u{0}'..='\u{1f}' | '\u{7f}' => {
-                            out.push_str(&format!("\\u{:04x}", c as u32))
-                        }
-                        c => out.push(c),
-                    }
-                }
-                out.push('"');
-            }
+            Value::String(s) => write_string(out, s, Escaping::Protojson),
             Value::Array(a) => {
                 out.push('[');
                 for (i, x) in a.iter().enumerate() {
@@ -151,7 +152,7 @@ pub fn protojson(v: &serde_json::Value) -> String {
                     if i > 0 {
                         out.push(',');
                     }
-                    walk(out, &Value::String(k.clone()));
+                    write_string(out, k, Escaping::Protojson);
                     out.push(':');
                     walk(out, &m[k]);
                 }
@@ -521,6 +522,18 @@ mod tests {
             protojson(&v),
             r#"{"a":"<&>\u007f\n","m":{},"z":[1,1.5,1e+21]}"#
         );
+    }
+
+    #[test]
+    fn encoding_json_escapes_html_and_line_separators_but_not_del() {
+        let mut out = String::new();
+        encode_string(&mut out, "<&>\u{7f}\u{1}\u{2028}\u{2029}\"\\");
+        assert_eq!(
+            out,
+            "\"\\u003c\\u0026\\u003e\u{7f}\\u0001\\u2028\\u2029\\\"\\\\\""
+        );
+        let v = serde_json::json!("\u{2028}\u{1}");
+        assert_eq!(protojson(&v), "\"\u{2028}\\u0001\"");
     }
 
     #[test]
