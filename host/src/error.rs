@@ -32,7 +32,9 @@ pub enum Error {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CallError {
     /// The call ran past its deadline and was interrupted.
-    #[error("function {function:?} timed out after {limit:?}")]
+    #[error(
+        "function {function:?} timed out after {limit:?} (if it needs longer, raise --timeout)"
+    )]
     Timeout {
         /// The function's name.
         function: String,
@@ -41,7 +43,7 @@ pub enum CallError {
     },
     /// The guest tried to grow its memory past the limit.
     #[error(
-        "function {function:?} exceeded its memory limit of {limit} bytes (it asked for {requested})"
+        "function {function:?} exceeded its memory limit of {limit} bytes (it asked for {requested}; if it needs more, raise --memory-limit)"
     )]
     MemoryLimit {
         /// The function's name.

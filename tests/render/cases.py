@@ -251,7 +251,7 @@ case("flag-xrd", standard({}, {"xrd.yaml": [XRD]}), ["--xrd", "xrd.yaml", "-x"],
      [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "metadata": {"name": "test-render"},
        "spec": {"coolField": "I'm cool!", "region": "us-east-2"}, "status": {"conditions": [cond("Ready", "True", "Available")]}}])
 case("flag-timeout", standard({"fault": "loop"}), ["--timeout", "1s"],
-     error='xfn: error: cannot render composite resource: cannot run pipeline step "test": function "function-scripted" timed out after 1s')
+     error='xfn: error: cannot render composite resource: cannot run pipeline step "test": function "function-scripted" timed out after 1s (if it needs longer, raise --timeout)')
 case("flag-annotation-docker", standard({}), ["-a", "render.crossplane.io/runtime=Docker"],
      error='xfn: error: cannot render composite resource: cannot start function runtimes: cannot get runtime for Function "function-scripted": '
            'xfn runs functions without Docker: remove the "render.crossplane.io/runtime" annotation (or set it to "Wasm") to run the function as a wasm component, '

@@ -59,6 +59,7 @@ fn an_infinite_loop_times_out() {
         "{err}"
     );
     assert!(err.to_string().contains("timed out after 500ms"), "{err}");
+    assert!(err.to_string().contains("raise --timeout"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(20));
 }
 
@@ -95,7 +96,8 @@ fn a_gibibyte_allocation_hits_the_memory_limit() {
     }
     assert!(
         err.to_string()
-            .contains("exceeded its memory limit of 67108864 bytes"),
+            .contains("exceeded its memory limit of 67108864 bytes")
+            && err.to_string().contains("raise --memory-limit"),
         "{err}"
     );
 }

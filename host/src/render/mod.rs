@@ -43,7 +43,9 @@ pub enum RenderError {
     #[error("cannot render composite resource: {0}")]
     Output(String),
     /// Render took longer than its timeout.
-    #[error("cannot render composite resource: timed out after {0:?}")]
+    #[error(
+        "cannot render composite resource: timed out after {0:?} (if it needs longer, raise --timeout)"
+    )]
     Timeout(Duration),
 }
 
