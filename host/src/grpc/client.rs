@@ -2,11 +2,12 @@
 //!
 //! Calls are sent as `apiextensions.fn.proto.v1`; if the function answers
 //! `UNIMPLEMENTED` they are sent again as `v1beta1`, as Crossplane does, and
-//! this function keeps using v1beta1 from then on. The connection is made
+//! this function keeps using v1beta1 from then on; once it has answered v1,
+//! requests are no longer copied for a retry. The connection is made
 //! on the first call and re-made as needed.
 
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint, Uri};
@@ -107,7 +108,8 @@ pub struct GrpcFunction {
     target: String,
     channel: Channel,
     max_recv_message_size: usize,
-    beta: AtomicBool,
+    /// The protocol version the function speaks: one of `PROTOCOL_*`.
+    protocol: AtomicU8,
 }
 
 /// A function at gRPC `target` (`host:port`, `dns:///host:port`,
@@ -264,7 +266,7 @@ impl GrpcFunction {
             target: target.to_owned(),
             channel: endpoint.connect_lazy(),
             max_recv_message_size: options.max_recv_message_size,
-            beta: AtomicBool::new(false),
+            protocol: AtomicU8::new(PROTOCOL_UNKNOWN),
         })
     }
 
@@ -313,19 +315,31 @@ impl GrpcFunction {
         request: v1::RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<v1::RunFunctionResponse, tonic::Status> {
-        if self.beta.load(Ordering::Relaxed) {
-            return self.call_v1beta1(request, timeout).await;
+        match self.protocol.load(Ordering::Relaxed) {
+            PROTOCOL_V1BETA1 => return self.call_v1beta1(request, timeout).await,
+            PROTOCOL_V1 => return self.call_v1(request, timeout).await,
+            _ => {}
         }
+        // Until the function has answered v1, keep a copy for v1beta1.
         match self.call_v1(request.clone(), timeout).await {
             Err(status) if status.code() == Code::Unimplemented => {
                 tracing::debug!(function = %self.name, "v1 is unimplemented; using v1beta1");
-                self.beta.store(true, Ordering::Relaxed);
+                self.protocol.store(PROTOCOL_V1BETA1, Ordering::Relaxed);
                 self.call_v1beta1(request, timeout).await
+            }
+            Ok(response) => {
+                self.protocol.store(PROTOCOL_V1, Ordering::Relaxed);
+                Ok(response)
             }
             other => other,
         }
     }
 }
+
+/// Which protocol version a function speaks, as far as calls have shown.
+const PROTOCOL_UNKNOWN: u8 = 0;
+const PROTOCOL_V1: u8 = 1;
+const PROTOCOL_V1BETA1: u8 = 2;
 
 fn with_deadline<T>(message: T, timeout: Option<Duration>) -> Request<T> {
     let mut request = Request::new(message);
