@@ -15,13 +15,19 @@ PY_SDK_VERSION := 0.15.1
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform xfn-test-scripted
 
-.PHONY: all build wasm render test lint fmt bench venv deps wasm-target clean
+.PHONY: all build wasm render test lint fmt bench venv deps toolchain wasm-target clean
 
 all: build
 
 ## Tooling -----------------------------------------------------------------
 
-wasm-target:
+# The toolchain rust-toolchain.toml pins, with the wasm target and the
+# components it lists (rustup doesn't install it on its own when
+# RUSTUP_AUTO_INSTALL=0).
+toolchain:
+	rustup toolchain install
+
+wasm-target: toolchain
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 
 # Python SDK of Crossplane functions: a real peer for wire-compatibility tests.
@@ -64,7 +70,7 @@ bench: wasm venv
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		XFN_BIN=$(CURDIR)/target/release/xfn $(CARGO) bench -p xfn-tests --bench suite
 
-lint:
+lint: toolchain
 	$(CARGO) fmt --all -- --check
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) clippy --workspace --all-targets -- -D warnings
 

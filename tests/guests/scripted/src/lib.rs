@@ -14,6 +14,13 @@
 //!   held under context key `xfn.test/held`.
 //! * `fault`: `trap`, `loop`, `alloc` (1 GiB), `panic`, `error` or
 //!   `malformed` (a desired state that isn't JSON).
+//! * `secretMib: N` with `seed: S`: fill N MiB with a pattern made from S,
+//!   log `xfn.test/page-out` (a test host may then push the call's memory
+//!   to swap), and report the whole pattern pages it finds in its memory
+//!   under `xfn.test/found`.
+//! * `scanMib: N` with `seed: S`: grow memory by N MiB without writing it,
+//!   and report the pattern pages of seed S it finds in all of its memory
+//!   under `xfn.test/found`: what an earlier call left behind.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -51,6 +58,15 @@ pub struct Input {
     /// Hold this many MiB, allocated 64 KiB at a time, for the call.
     #[serde(default)]
     pub hold_mib: usize,
+    /// Write this many MiB of the seed's pattern.
+    #[serde(default)]
+    pub secret_mib: usize,
+    /// Grow memory by this many MiB and look for the seed's pattern.
+    #[serde(default)]
+    pub scan_mib: usize,
+    /// The pattern's seed.
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// Runs the script on an SDK request.
@@ -76,6 +92,19 @@ pub fn run(req: &Request) -> Result<Response, String> {
         Some("error") => return Err("scripted error".into()),
         Some(other) => return Err(format!("unknown fault {other:?}")),
     }
+
+    let found = if input.secret_mib > 0 {
+        let secret = memory::write_secret(input.seed, input.secret_mib);
+        xfn_sdk::info!("xfn.test/page-out");
+        let found = memory::count_secret_pages(input.seed);
+        drop(std::hint::black_box(secret));
+        Some(found)
+    } else if input.scan_mib > 0 {
+        memory::grow(input.scan_mib);
+        Some(memory::count_secret_pages(input.seed))
+    } else {
+        None
+    };
 
     let held: Vec<Vec<u8>> = (0..input.hold_mib * 16)
         .map(|i| vec![i as u8; 64 << 10])
@@ -122,11 +151,75 @@ pub fn run(req: &Request) -> Result<Response, String> {
     if input.probe {
         rsp.set_context_key("xfn.test/probe", probe());
     }
+    if let Some(found) = found {
+        rsp.set_context_key("xfn.test/found", json!(found));
+    }
     if input.hold_mib > 0 {
         let bytes: usize = held.iter().map(Vec::len).sum();
         rsp.set_context_key("xfn.test/held", json!(bytes));
     }
     Ok(rsp)
+}
+
+/// Secrets in linear memory, for tests that no call sees another's.
+mod memory {
+    /// Bytes in a page of the pattern.
+    const PAGE: usize = 4096;
+    const WORDS: usize = PAGE / 8;
+
+    /// The word at `index` of every pattern page of `seed`. It is computed,
+    /// so the pattern is nowhere in the module's own data.
+    fn word(seed: u64, index: usize) -> u64 {
+        (index as u64 + 1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(17)
+            ^ seed
+    }
+
+    /// Fills `mib` MiB with the pattern, page-aligned, and returns it.
+    pub fn write_secret(seed: u64, mib: usize) -> Vec<u64> {
+        let mut secret = vec![0u64; (mib << 20) / 8 + WORDS];
+        for slot in secret.iter_mut() {
+            let index = (std::ptr::from_mut(slot) as usize % PAGE) / 8;
+            // SAFETY: `slot` is a valid, aligned u64 of `secret`; the write
+            // is volatile so the pattern really lands in memory.
+            unsafe { std::ptr::write_volatile(slot, word(seed, index)) };
+        }
+        secret
+    }
+
+    /// Grows linear memory by `mib` MiB, leaving the new pages unwritten.
+    pub fn grow(mib: usize) {
+        #[cfg(target_arch = "wasm32")]
+        core::arch::wasm32::memory_grow(0, (mib << 20) / 65536);
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = mib;
+    }
+
+    /// The whole pattern pages of `seed` in all of linear memory.
+    pub fn count_secret_pages(seed: u64) -> usize {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let size = core::arch::wasm32::memory_size(0) * 65536;
+            // The first page holds address 0, which Rust may not read.
+            (1..size / PAGE)
+                .filter(|page| {
+                    (0..WORDS).all(|i| {
+                        let address = page * PAGE + i * 8;
+                        // SAFETY: the address is inside linear memory and
+                        // aligned; wasm has no unmapped pages below its size.
+                        let value = unsafe { std::ptr::read_volatile(address as *const u64) };
+                        value == word(seed, i)
+                    })
+                })
+                .count()
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = seed;
+            0
+        }
+    }
 }
 
 /// What the sandbox lets a guest see and do.
