@@ -9,6 +9,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 use crate::HostConfig;
+use crate::sandbox::{MAX_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
 /// A wasmtime engine configured for xfn, with its epoch ticker running.
 ///
@@ -86,13 +87,19 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
         .native_unwind_info(false);
     if pooling {
         // A Rust component holds a few core instances (the program and the
-        // WASI adapter) with one memory and a table or two each.
+        // WASI adapter) with one memory and a table or two each. A component
+        // may have up to the sandbox's per-call maxima, and the pool holds
+        // that much for every call slot, so one hostile component cannot
+        // starve the calls of others.
         let calls = config.max_concurrent_calls.max(1);
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(calls)
-            .total_core_instances(calls.saturating_mul(8))
-            .total_memories(calls.saturating_mul(2))
-            .total_tables(calls.saturating_mul(4))
+            .max_core_instances_per_component(MAX_INSTANCES as u32)
+            .max_memories_per_component(MAX_MEMORIES as u32)
+            .max_tables_per_component(MAX_TABLES as u32)
+            .total_core_instances(calls.saturating_mul(MAX_INSTANCES as u32))
+            .total_memories(calls.saturating_mul(MAX_MEMORIES as u32))
+            .total_tables(calls.saturating_mul(MAX_TABLES as u32))
             .total_stacks(calls)
             .max_memory_size(config.memory_limit)
             .max_unused_warm_slots(calls.min(16))

@@ -43,14 +43,14 @@ pub enum CallError {
     },
     /// The guest tried to grow its memory past the limit.
     #[error(
-        "function {function:?} exceeded its memory limit of {limit} bytes (it asked for {requested}; if it needs more, raise --memory-limit)"
+        "function {function:?} exceeded its memory limit of {limit} bytes (it asked for {requested} in all; if it needs more, raise --memory-limit)"
     )]
     MemoryLimit {
         /// The function's name.
         function: String,
         /// The limit in bytes.
         limit: usize,
-        /// The size it tried to grow to.
+        /// The total size, over all its memories and tables, it tried to grow to.
         requested: usize,
     },
     /// The guest trapped: a panic, an `unreachable`, an out-of-bounds access.

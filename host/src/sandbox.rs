@@ -76,20 +76,41 @@ impl log::Host for Sandbox {
 
 /// Caps the linear memory and tables of one call, and remembers whether
 /// the cap was hit so the error can say so.
+///
+/// The cap is on the call as a whole: a component that embeds several core
+/// modules, each with a memory of its own, shares one budget across all of
+/// them, and may define at most [`MAX_MEMORIES`] memories in the first place.
 pub struct MemoryLimits {
     limit: usize,
+    /// Bytes of linear memory the call holds, summed over its memories.
+    used: usize,
+    /// The growth approved last, taken back if the memory then fails to grow.
+    pending: usize,
     exceeded: Option<usize>,
 }
+
+/// Most linear memories one call may have (the same cap `xfn push` and
+/// `xfn pull` apply to a package).
+pub const MAX_MEMORIES: usize = xfn_oci::MAX_MEMORIES as usize;
+
+/// Most tables one call may have.
+pub const MAX_TABLES: usize = 16;
+
+/// Most core instances one call may have.
+pub const MAX_INSTANCES: usize = 32;
 
 impl MemoryLimits {
     fn new(limit: usize) -> MemoryLimits {
         MemoryLimits {
             limit,
+            used: 0,
+            pending: 0,
             exceeded: None,
         }
     }
 
-    /// The size a guest asked to grow to past the limit, if it did.
+    /// The total size, over all of the call's memories, that a guest asked
+    /// for past the limit, if it did.
     pub fn exceeded(&self) -> Option<usize> {
         self.exceeded
     }
@@ -98,32 +119,71 @@ impl MemoryLimits {
     pub fn limit(&self) -> usize {
         self.limit
     }
+
+    /// Takes `growth` bytes from the call's budget, if they fit.
+    fn reserve(&mut self, growth: usize) -> bool {
+        let total = self.used.saturating_add(growth);
+        if total > self.limit {
+            // The growth fails (`memory.grow` returns -1), as on a full
+            // machine: a guest may settle for less, and one that can't will
+            // trap, which is then reported as hitting this limit.
+            self.exceeded = Some(total);
+            self.pending = 0;
+            return false;
+        }
+        self.used = total;
+        self.pending = growth;
+        true
+    }
+
+    /// Returns the growth approved last, which then failed.
+    fn give_back_pending(&mut self) {
+        self.used -= std::mem::take(&mut self.pending);
+    }
 }
 
 impl ResourceLimiter for MemoryLimits {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            // `memory.grow` fails (returns -1), as on a full machine: a
-            // guest may settle for less, and one that can't will trap,
-            // which is then reported as hitting this limit.
-            self.exceeded = Some(desired);
-            return Ok(false);
-        }
-        Ok(true)
+        // Also called with `current == 0` when a memory is created, so
+        // `used` counts every memory of the call from its first page.
+        Ok(self.reserve(desired.saturating_sub(current)))
+    }
+
+    fn memory_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.give_back_pending();
+        Ok(())
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        // A table element is at most a pointer; bound tables by the same budget.
-        Ok(desired.saturating_mul(8) <= self.limit)
+        // A table element is at most a pointer: tables draw on the same budget.
+        let growth = desired.saturating_sub(current).saturating_mul(8);
+        Ok(self.reserve(growth))
+    }
+
+    fn table_grow_failed(&mut self, _error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.give_back_pending();
+        Ok(())
+    }
+
+    fn instances(&self) -> usize {
+        MAX_INSTANCES
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
     }
 }

@@ -11,7 +11,7 @@ use crate::compile_cache::CompileCache;
 use crate::engine::HostEngine;
 use crate::function::Function;
 use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
 use crate::validate::check_response;
 use crate::{CallError, Error};
 
@@ -53,6 +53,13 @@ impl WasmRuntime {
             function: name.to_owned(),
             reason,
         };
+        // Reading the component's outline is cheap, and refuses what the
+        // sandbox would not run before any compiling, with a clear reason.
+        let outline = xfn_oci::ComponentInfo::read(bytes)
+            .map_err(|reason| load_error(format!("cannot compile component: {reason}")))?;
+        if let Some(reason) = outline.sandbox_problem() {
+            return Err(load_error(reason));
+        }
         let component = match &self.cache {
             Some(cache) => cache
                 .load_or_compile(self.engine.engine(), bytes)
@@ -69,6 +76,7 @@ impl WasmRuntime {
             function: name.to_owned(),
             reason,
         };
+        check_resources(component).map_err(load_error)?;
         let instance_pre = self
             .linker
             .instantiate_pre(component)
@@ -84,6 +92,28 @@ impl WasmRuntime {
             pre,
         })
     }
+}
+
+/// Refuses a component that would create more memories or tables than one
+/// call may have, before it takes a pool slot: the memory limit is shared by
+/// all of a call's memories, and their number is capped too.
+fn check_resources(component: &Component) -> Result<(), String> {
+    let Some(required) = component.resources_required() else {
+        return Err("the component imports core modules, which xfn does not provide".into());
+    };
+    let memories = required.num_memories as usize;
+    if memories > MAX_MEMORIES {
+        return Err(format!(
+            "it creates {memories} linear memories when instantiated; a function may have at most {MAX_MEMORIES}"
+        ));
+    }
+    let tables = required.num_tables as usize;
+    if tables > MAX_TABLES {
+        return Err(format!(
+            "it creates {tables} tables when instantiated; a function may have at most {MAX_TABLES}"
+        ));
+    }
+    Ok(())
 }
 
 /// A wasm function ready to be called. Cheap to share: calls don't block
@@ -250,5 +280,108 @@ impl Function for WasmFunction {
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
         self.run(request, timeout).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostConfig;
+    use wasm_encoder::{
+        InstanceSection, MemorySection, MemoryType, Module, ModuleArg, ModuleSection,
+    };
+
+    /// A component that instantiates one core module per entry of `pages`,
+    /// each defining a memory of that many 64 KiB pages.
+    fn component_with_memories(pages: &[u64]) -> Vec<u8> {
+        let mut component = wasm_encoder::Component::new();
+        for &minimum in pages {
+            let mut memories = MemorySection::new();
+            memories.memory(MemoryType {
+                minimum,
+                maximum: None,
+                memory64: false,
+                shared: false,
+                page_size_log2: None,
+            });
+            let mut module = Module::new();
+            module.section(&memories);
+            component.section(&ModuleSection(&module));
+        }
+        let mut instances = InstanceSection::new();
+        for i in 0..pages.len() {
+            instances.instantiate(i as u32, Vec::<(&str, ModuleArg)>::new());
+        }
+        component.section(&instances);
+        component.finish()
+    }
+
+    fn runtime(pooling: bool) -> WasmRuntime {
+        let config = HostConfig {
+            memory_limit: 64 << 20,
+            max_concurrent_calls: 4,
+            pooling,
+            ..HostConfig::default()
+        };
+        WasmRuntime::new(HostEngine::new(config).unwrap(), None).unwrap()
+    }
+
+    /// Instantiates `bytes` in a sandbox like a call's, and returns the
+    /// total size the limiter refused, if it refused one.
+    fn instantiate(runtime: &WasmRuntime, bytes: &[u8]) -> Option<usize> {
+        let component = Component::new(runtime.engine.engine(), bytes).unwrap();
+        let config = runtime.engine.config();
+        let sandbox = Sandbox::new("hog".into(), config.memory_limit, config.stderr_capture);
+        let mut store = Store::new(runtime.engine.engine(), sandbox);
+        store.limiter(|s| &mut s.limits);
+        let outcome = block_on(runtime.linker.instantiate_async(&mut store, &component));
+        let exceeded = store.data().limits.exceeded();
+        assert_eq!(outcome.is_err(), exceeded.is_some(), "{:?}", outcome.err());
+        exceeded
+    }
+
+    /// 48 MiB in pages.
+    const PAGES_48_MIB: u64 = 48 * 16;
+
+    #[test]
+    fn the_memory_limit_is_shared_by_all_of_a_calls_memories() {
+        for pooling in [true, false] {
+            let rt = runtime(pooling);
+            // One 48 MiB memory fits the 64 MiB limit; two do not, although
+            // each would on its own.
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[PAGES_48_MIB])),
+                None
+            );
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[PAGES_48_MIB, PAGES_48_MIB])),
+                Some(96 << 20),
+                "pooling: {pooling}"
+            );
+            // Small memories that add up to the limit are fine.
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[256, 256, 256, 256])),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn a_component_with_too_many_memories_is_refused_when_loaded() {
+        let rt = runtime(true);
+        let Err(error) = rt.load("hog", &component_with_memories(&[1; 8])) else {
+            panic!("a component with 8 memories must be refused");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("hog") && message.contains("creates 8 linear memories"),
+            "{message}"
+        );
+        // At the cap, the memory check passes (the component then lacks
+        // xfn's export, which is reported instead).
+        let Err(error) = rt.load("few", &component_with_memories(&[1; MAX_MEMORIES])) else {
+            panic!("a component without xfn's export must be refused");
+        };
+        assert!(!error.to_string().contains("linear memories"), "{error}");
     }
 }

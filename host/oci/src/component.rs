@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use crate::memories::{MAX_MEMORIES, MemoryCounter};
 use wasmparser::{ComponentExternalKind, ComponentTypeRef, Encoding, Parser, Payload, TypeBounds};
 
 /// The interfaces a function component may import. Everything else is
@@ -81,6 +82,8 @@ pub struct ComponentInfo {
     pub imports: Vec<Item>,
     /// What the component provides.
     pub exports: Vec<Item>,
+    /// How many linear memories one instance creates (an upper bound).
+    pub memories: u64,
 }
 
 impl ComponentInfo {
@@ -89,8 +92,10 @@ impl ComponentInfo {
     pub fn read(bytes: &[u8]) -> Result<ComponentInfo, String> {
         let mut info = ComponentInfo::default();
         let mut depth = 0usize;
+        let mut memories = MemoryCounter::default();
         for payload in Parser::new(0).parse_all(bytes) {
             let payload = payload.map_err(|e| format!("malformed wasm: {e}"))?;
+            memories.payload(&payload)?;
             match payload {
                 Payload::Version { encoding, .. } => {
                     if depth == 0 && encoding != Encoding::Component {
@@ -126,6 +131,7 @@ impl ComponentInfo {
         if depth != 0 {
             return Err(String::from("truncated wasm"));
         }
+        info.memories = memories.total();
         Ok(info)
     }
 
@@ -140,6 +146,38 @@ impl ComponentInfo {
             .filter(|i| !is_allowed_import(&i.name))
             .map(|i| i.name.clone())
             .collect()
+    }
+
+    /// Why the sandbox would refuse to run the component, if it would: it
+    /// creates more linear memories than one call may have. (The memory
+    /// limit is shared by all of a call's memories; this bounds how many
+    /// there are to account for.)
+    pub fn sandbox_problem(&self) -> Option<String> {
+        (self.memories > MAX_MEMORIES).then(|| {
+            format!(
+                "it creates {} linear memories when instantiated; a function may have at most {MAX_MEMORIES}",
+                self.memories
+            )
+        })
+    }
+
+    /// Refuses, as a package at `reference`, a component the host would not
+    /// run: one with imports outside xfn's world, or too many memories.
+    pub fn check_runnable(&self, reference: &str) -> crate::Result<()> {
+        let forbidden = self.forbidden_imports();
+        if !forbidden.is_empty() {
+            return Err(crate::Error::ForbiddenImports {
+                reference: reference.to_owned(),
+                imports: forbidden,
+            });
+        }
+        if let Some(reason) = self.sandbox_problem() {
+            return Err(crate::Error::InvalidComponent {
+                reference: reference.to_owned(),
+                reason,
+            });
+        }
+        Ok(())
     }
 
     /// Whether the component exports the function the host calls.
@@ -289,6 +327,36 @@ pub(crate) mod tests {
         assert!(!is_allowed_import("wasi:cli/exit"));
         assert!(!is_allowed_import("wasi:clix/exit@0.2.0"));
         assert!(!is_allowed_import("log"));
+    }
+
+    #[test]
+    fn refuses_components_with_too_many_memories() {
+        use crate::memories::tests::component_with_modules;
+        let many = component_with_modules(&[1; 8], &[0, 1, 2, 3, 4, 5, 6, 7]).finish();
+        let info = ComponentInfo::read(&many).unwrap();
+        assert_eq!(info.memories, 8);
+        let err = info.check_runnable("reg.example/fn:v1").unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "reg.example/fn:v1: not a usable wasm component: it creates 8 linear memories"
+            ),
+            "{err}"
+        );
+        // Pushing refuses it the same way, before anything is uploaded.
+        let reference = crate::ImageRef::parse("reg.example/fn:v1").unwrap();
+        let pushed = crate::build_artifact(&reference, many, &crate::PushMetadata::default());
+        assert!(
+            matches!(&pushed, Err(crate::Error::InvalidComponent { reason, .. }) if reason.contains("8 linear memories")),
+            "{:?}",
+            pushed.err()
+        );
+        let few = component_with_modules(&[1, 1], &[0, 1]).finish();
+        assert!(
+            ComponentInfo::read(&few)
+                .unwrap()
+                .check_runnable("r")
+                .is_ok()
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod component;
 mod digest;
 mod error;
 pub mod layout;
+mod memories;
 mod options;
 pub mod package;
 mod pull;
@@ -34,6 +35,7 @@ pub use component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, Item, ItemKi
 pub use digest::Digest;
 pub use error::{Error, Result};
 pub use layout::Layout;
+pub use memories::MAX_MEMORIES;
 pub use options::{DEFAULT_MAX_LAYER_SIZE, PullPolicy, RegistryOptions, parse_size};
 pub use package::{FunctionMetadata, MetadataSource};
 pub use pull::{PulledFunction, resolve};

@@ -250,13 +250,7 @@ fn finish(
             reference: text.clone(),
             reason,
         })?;
-    let forbidden = component.forbidden_imports();
-    if !forbidden.is_empty() {
-        return Err(Error::ForbiddenImports {
-            reference: text,
-            imports: forbidden,
-        });
-    }
+    component.check_runnable(&text)?;
     let config_json = json(&fetched.config);
     let metadata = match &fetched.base {
         Some(layer) => package::from_package_layer(layer).map_err(|reason| Error::Metadata {

@@ -68,13 +68,7 @@ pub fn build_artifact(
         reference: text.clone(),
         reason,
     })?;
-    let forbidden = info.forbidden_imports();
-    if !forbidden.is_empty() {
-        return Err(Error::ForbiddenImports {
-            reference: text,
-            imports: forbidden,
-        });
-    }
+    info.check_runnable(&text)?;
     if !info.exports_run_function() {
         return Err(Error::InvalidComponent {
             reference: text,
