@@ -61,6 +61,17 @@ pub(crate) async fn credentials_for(
     registry: &str,
     options: &RegistryOptions,
 ) -> Result<RegistryAuth> {
+    for (source, document) in &options.docker_configs {
+        let config: DockerConfig =
+            serde_json::from_slice(document).map_err(|e| Error::Credentials {
+                source_name: source.clone(),
+                reason: format!("not a Docker config: {e}"),
+            })?;
+        if let Some(auth) = config.entry_auth(registry, source)? {
+            tracing::debug!("using credentials for {registry} from {source}");
+            return Ok(auth);
+        }
+    }
     for path in &options.pull_secrets {
         let source = path.display().to_string();
         for config in read_pull_secret(path)? {
@@ -420,6 +431,33 @@ mod tests {
         std::fs::write(&path, "kind: Secret\ntype: Opaque\ndata: {}\n").unwrap();
         let err = read_pull_secret(&path).unwrap_err().to_string();
         assert!(err.contains("kubernetes.io/dockerconfigjson"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn in_memory_docker_configs_come_first() {
+        let docker = serde_json::json!({"auths": {"reg:5000": {"auth": BASE64.encode("u:p")}}});
+        let options = RegistryOptions {
+            docker_configs: vec![("secret ns/regcred".into(), docker.to_string().into_bytes())],
+            docker_config: Some(PathBuf::from("/nonexistent/config.json")),
+            ..RegistryOptions::default()
+        };
+        // Found in memory: the (missing) Docker config is never read.
+        assert_eq!(
+            credentials_for("reg:5000", &options).await.unwrap(),
+            basic("u", "p")
+        );
+        let bad = RegistryOptions {
+            docker_configs: vec![("secret ns/broken".into(), b"not json".to_vec())],
+            ..RegistryOptions::default()
+        };
+        let err = credentials_for("reg:5000", &bad)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("secret ns/broken") && err.contains("not a Docker config"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -58,6 +58,18 @@ pub enum Error {
         found: Vec<String>,
     },
 
+    /// An image index with no wasm entry (e.g. a multi-platform container
+    /// image).
+    #[error(
+        "{reference}: unsupported artifact layout: the image index has no wasm entry \
+         (platform wasm/wasip2); its entries: {}",
+        if platforms.is_empty() { String::from("none") } else { platforms.join(", ") }
+    )]
+    NoWasmPlatform {
+        reference: String,
+        platforms: Vec<String>,
+    },
+
     /// The artifact's manifest or index doesn't have a layout xfn can run.
     #[error("{reference}: unsupported artifact layout: {reason}")]
     Layout { reference: String, reason: String },
@@ -140,6 +152,17 @@ pub enum Error {
     /// Any other error the registry returned.
     #[error("{reference}: registry error: {detail}")]
     Registry { reference: String, detail: String },
+}
+
+impl Error {
+    /// Whether the registry has the image, but it carries no wasm component:
+    /// a conventional (container) function package.
+    pub fn is_not_wasm(&self) -> bool {
+        matches!(
+            self,
+            Error::WrongMediaType { .. } | Error::NoWasmPlatform { .. }
+        )
+    }
 }
 
 /// The result type of this crate.

@@ -83,6 +83,8 @@ pub struct Selected {
 pub enum LayoutError {
     /// No layer has a wasm media type; the media types found.
     NoWasmLayer(Vec<String>),
+    /// An image index with no wasm entry; the platforms it has.
+    NoWasmPlatform(Vec<String>),
     /// Anything else, explained.
     Unsupported(String),
 }
@@ -179,21 +181,15 @@ pub fn select_index_entry(index: &OciImageIndex) -> Result<&ImageIndexEntry, Lay
             _ => None,
         })
         .ok_or_else(|| {
-            let platforms: Vec<String> = entries
-                .iter()
-                .map(|e| match &e.platform {
-                    Some(p) => format!("{}/{}", p.os, p.architecture),
-                    None => String::from("(no platform)"),
-                })
-                .collect();
-            LayoutError::Unsupported(format!(
-                "the image index has no wasm entry (platform wasm/wasip2); its entries: {}",
-                if platforms.is_empty() {
-                    String::from("none")
-                } else {
-                    platforms.join(", ")
-                }
-            ))
+            LayoutError::NoWasmPlatform(
+                entries
+                    .iter()
+                    .map(|e| match &e.platform {
+                        Some(p) => format!("{}/{}", p.os, p.architecture),
+                        None => String::from("(no platform)"),
+                    })
+                    .collect(),
+            )
         })
 }
 
@@ -376,6 +372,9 @@ mod tests {
         assert_eq!(select_index_entry(&no_wasm).unwrap().digest, "sha256:amd");
         no_wasm.manifests.push(no_wasm.manifests[0].clone());
         let err = select_index_entry(&no_wasm).unwrap_err();
-        assert!(matches!(err, LayoutError::Unsupported(m) if m.contains("linux/amd64")));
+        assert!(
+            matches!(&err, LayoutError::NoWasmPlatform(p) if p == &["linux/amd64", "linux/amd64"]),
+            "{err:?}"
+        );
     }
 }

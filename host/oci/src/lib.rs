@@ -8,7 +8,9 @@
 //!   [`Cache`] or the registry. It accepts the CNCF wasm artifact, older
 //!   wasm media types, xpkg-style images with a wasm layer beside the
 //!   `package.yaml` base layer, and image indexes (see [`layout`]).
-//! * [`push`] publishes a component as a CNCF wasm artifact.
+//! * [`push`] publishes a component as a CNCF wasm artifact, or, given the
+//!   author's `crossplane.yaml`, as an xpkg that Crossplane's package
+//!   manager installs and xfn runs ([`xpkg`]).
 //! * [`ComponentInfo`] reads what a component imports and exports; a
 //!   component importing anything outside [`ALLOWED_IMPORTS`] is refused
 //!   before it is compiled.
@@ -29,6 +31,7 @@ mod pull;
 mod push;
 mod reference;
 mod transport;
+pub mod xpkg;
 
 pub use cache::{CACHE_DIR_ENV, Cache};
 pub use component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, Item, ItemKind};
@@ -41,6 +44,7 @@ pub use package::{FunctionMetadata, MetadataSource};
 pub use pull::{PulledFunction, resolve};
 pub use push::{Artifact, PushMetadata, Pushed, build_artifact, push};
 pub use reference::ImageRef;
+pub use xpkg::PackageFile;
 
 /// The render annotation that carries a function's pull policy.
 pub const PULL_POLICY_ANNOTATION: &str = "render.crossplane.io/runtime-docker-pull-policy";

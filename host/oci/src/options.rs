@@ -66,6 +66,9 @@ pub struct RegistryOptions {
     /// Kubernetes Secret YAML files of type `kubernetes.io/dockerconfigjson`,
     /// tried before the Docker config.
     pub pull_secrets: Vec<PathBuf>,
+    /// Docker config documents (the `.dockerconfigjson` of pull secrets read
+    /// from the API), each with a name for errors; tried first.
+    pub docker_configs: Vec<(String, Vec<u8>)>,
     /// The Docker `config.json` (or the directory holding it). `None` means
     /// `$DOCKER_CONFIG/config.json`, else `~/.docker/config.json`.
     pub docker_config: Option<PathBuf>,
@@ -84,6 +87,7 @@ impl Default for RegistryOptions {
             insecure_registries: Vec::new(),
             ca_certs: Vec::new(),
             pull_secrets: Vec::new(),
+            docker_configs: Vec::new(),
             docker_config: None,
             max_layer_size: DEFAULT_MAX_LAYER_SIZE,
             connect_timeout: Duration::from_secs(10),

@@ -14,7 +14,7 @@ pub const ANNOTATION_CAPABILITIES: &str = "dev.xfn.function.capabilities";
 /// Annotation with the WIT world the component targets.
 pub const ANNOTATION_WORLD: &str = "dev.xfn.wit.world";
 /// Crossplane's description annotation on package metadata.
-const CROSSPLANE_DESCRIPTION: &str = "meta.crossplane.io/description";
+pub(crate) const CROSSPLANE_DESCRIPTION: &str = "meta.crossplane.io/description";
 
 /// The capability a function has when its package declares none.
 pub const DEFAULT_CAPABILITY: &str = "composition";
@@ -23,7 +23,7 @@ pub const DEFAULT_CAPABILITY: &str = "composition";
 pub const PACKAGE_FILE: &str = "package.yaml";
 
 /// Most decompressed bytes read from a base layer (against gzip bombs).
-const MAX_UNPACKED: u64 = 256 << 20;
+pub(crate) const MAX_UNPACKED: u64 = 256 << 20;
 
 /// Where a function's metadata came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +34,16 @@ pub enum MetadataSource {
     Annotations,
     /// Nothing declared: the name is the repository's last segment.
     Default,
+}
+
+impl std::fmt::Display for MetadataSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            MetadataSource::PackageYaml => "package.yaml",
+            MetadataSource::Annotations => "manifest annotations",
+            MetadataSource::Default => "repository name",
+        })
+    }
 }
 
 /// What a function package says about the function.

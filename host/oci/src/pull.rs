@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use futures_util::StreamExt;
 use oci_client::RegistryOperation;
-use oci_client::manifest::{OciDescriptor, OciImageManifest, OciManifest};
+use oci_client::manifest::{OciDescriptor, OciImageIndex, OciImageManifest, OciManifest};
 
 use crate::cache::Cache;
 use crate::component::ComponentInfo;
@@ -16,6 +16,7 @@ use crate::options::{MAX_METADATA_SIZE, PullPolicy, RegistryOptions};
 use crate::package::{self, FunctionMetadata};
 use crate::reference::ImageRef;
 use crate::transport::Session;
+use crate::xpkg;
 
 /// A function component resolved from a registry or the cache, verified
 /// and checked against the host's WIT world, ready to compile.
@@ -38,6 +39,12 @@ pub struct PulledFunction {
     pub layout: Layout,
     /// The function's name and capabilities.
     pub metadata: FunctionMetadata,
+    /// The digest of the xpkg layer `package.yaml` was read from, if any.
+    pub package_layer: Option<Digest>,
+    /// For an xpkg, why Crossplane's package manager would refuse or
+    /// misread it (see [`crate::xpkg::check`]); empty if it would install
+    /// it. xfn itself runs the component either way.
+    pub package_problems: Vec<String>,
     /// What the component imports and exports.
     pub component: ComponentInfo,
     /// Whether everything came from the cache, without the network.
@@ -84,6 +91,7 @@ pub async fn resolve(
 struct Fetched {
     digest: Digest,
     index_digest: Option<Digest>,
+    index: Option<OciImageIndex>,
     manifest: OciImageManifest,
     config: Vec<u8>,
     wasm: Vec<u8>,
@@ -108,8 +116,8 @@ fn from_cache(
     let Some(bytes) = cache.read_blob(&top)? else {
         return Ok(None);
     };
-    let (digest, index_digest, manifest) = match parse_manifest(reference, &bytes)? {
-        OciManifest::Image(m) => (top, None, m),
+    let (digest, index_digest, index, manifest) = match parse_manifest(reference, &bytes)? {
+        OciManifest::Image(m) => (top, None, None, m),
         OciManifest::ImageIndex(index) => {
             let entry =
                 layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
@@ -118,7 +126,7 @@ fn from_cache(
                 return Ok(None);
             };
             match parse_manifest(reference, &bytes)? {
-                OciManifest::Image(m) => (child, Some(top), m),
+                OciManifest::Image(m) => (child, Some(top), Some(index), m),
                 OciManifest::ImageIndex(_) => return Err(nested_index(reference)),
             }
         }
@@ -142,6 +150,7 @@ fn from_cache(
     let fetched = Fetched {
         digest,
         index_digest,
+        index,
         manifest,
         config,
         wasm,
@@ -165,8 +174,8 @@ async fn from_registry(
         tracing::info!("resolved {reference} to {top}");
     }
     let mut manifests = vec![(top.clone(), top_bytes.clone())];
-    let (digest, index_digest, manifest) = match parse_manifest(reference, &top_bytes)? {
-        OciManifest::Image(m) => (top.clone(), None, m),
+    let (digest, index_digest, index, manifest) = match parse_manifest(reference, &top_bytes)? {
+        OciManifest::Image(m) => (top.clone(), None, None, m),
         OciManifest::ImageIndex(index) => {
             let entry =
                 layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
@@ -176,7 +185,7 @@ async fn from_registry(
             let parsed = parse_manifest(reference, &bytes)?;
             manifests.push((child.clone(), bytes));
             match parsed {
-                OciManifest::Image(m) => (child, Some(top.clone()), m),
+                OciManifest::Image(m) => (child, Some(top.clone()), Some(index), m),
                 OciManifest::ImageIndex(_) => return Err(nested_index(reference)),
             }
         }
@@ -218,6 +227,7 @@ async fn from_registry(
     let fetched = Fetched {
         digest,
         index_digest,
+        index,
         manifest,
         config,
         wasm,
@@ -263,6 +273,23 @@ fn finish(
             reference.short_name(),
         ),
     };
+    let package_layer = fetched.base.as_deref().map(Digest::of);
+    let package_problems = match &fetched.base {
+        Some(layer) if fetched.layout == Layout::Xpkg => crossplane_problems(&fetched, layer),
+        _ => Vec::new(),
+    };
+    if !package_problems.is_empty() {
+        let message = format!(
+            "{reference}: Crossplane's package manager would not install this xpkg \
+             (xfn runs it regardless): {}",
+            package_problems.join("; ")
+        );
+        if from_cache {
+            tracing::debug!("{message}");
+        } else {
+            tracing::warn!("{message}");
+        }
+    }
     let wasm_digest = Digest::of(&fetched.wasm);
     let wasm_path = cache.blob_path(&wasm_digest);
     if !from_cache {
@@ -281,9 +308,27 @@ fn finish(
         wasm_path,
         layout: fetched.layout,
         metadata,
+        package_layer,
+        package_problems,
         component,
         from_cache,
     })
+}
+
+/// What Crossplane would refuse in an xpkg: the image's problems, and an
+/// index it couldn't pick an entry from.
+fn crossplane_problems(fetched: &Fetched, layer: &[u8]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(index) = &fetched.index
+        && xpkg::crossplane_index_entry(index).is_none()
+    {
+        problems.push(String::from(
+            "the image index has no linux/amd64 entry (nor one without a platform), \
+             the one Crossplane's package manager reads",
+        ));
+    }
+    problems.extend(xpkg::check(&fetched.manifest, &fetched.config, Some(layer)).problems);
+    problems
 }
 
 /// Fetches a manifest and checks it against the digest that names it (the
@@ -478,6 +523,10 @@ fn layout_error(reference: &ImageRef, err: LayoutError) -> Error {
         LayoutError::NoWasmLayer(found) => Error::WrongMediaType {
             reference: reference.text().to_owned(),
             found,
+        },
+        LayoutError::NoWasmPlatform(platforms) => Error::NoWasmPlatform {
+            reference: reference.text().to_owned(),
+            platforms,
         },
         LayoutError::Unsupported(reason) => Error::Layout {
             reference: reference.text().to_owned(),

@@ -1,7 +1,13 @@
-//! Publishing a function component as a CNCF wasm artifact: config
-//! `application/vnd.wasm.config.v0+json` (with the component's imports and
-//! exports, its WIT world and xfn's function metadata) and one
-//! `application/wasm` layer.
+//! Publishing a function component, in one of two layouts:
+//!
+//! * the CNCF wasm artifact: config `application/vnd.wasm.config.v0+json`
+//!   (with the component's imports and exports, its WIT world and xfn's
+//!   function metadata) and one `application/wasm` layer;
+//! * with the author's `crossplane.yaml`, an xpkg: an OCI image whose
+//!   `package.yaml` layer Crossplane's package manager installs, beside the
+//!   component layer xfn runs (see [`crate::xpkg`]).
+//!
+//! Both are uploaded the same way ([`push`]).
 
 use std::collections::BTreeMap;
 
@@ -11,13 +17,19 @@ use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest
 use crate::component::{ComponentInfo, FUNCTION_WORLD, RUN_FUNCTION_EXPORT};
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::layout::{WASM_CONFIG_V0, WASM_LAYER};
+use crate::layout::{Layout, WASM_CONFIG_V0, WASM_LAYER};
 use crate::options::RegistryOptions;
 use crate::package::{
     ANNOTATION_CAPABILITIES, ANNOTATION_NAME, ANNOTATION_WORLD, DEFAULT_CAPABILITY,
+    FunctionMetadata, MetadataSource,
 };
 use crate::reference::ImageRef;
 use crate::transport::Session;
+use crate::xpkg::PackageFile;
+
+/// The environment variable that fixes an xpkg's creation time (seconds
+/// since 1970), for reproducible builds.
+pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 
 /// What to say about the function being pushed.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +42,10 @@ pub struct PushMetadata {
     pub description: Option<String>,
     /// Extra manifest annotations.
     pub annotations: BTreeMap<String, String>,
+    /// The author's `crossplane.yaml`: push an xpkg instead of a CNCF
+    /// artifact. The name, capabilities and description then come from it,
+    /// and the fields above must be unset.
+    pub package: Option<PackageFile>,
 }
 
 /// What was pushed.
@@ -43,6 +59,12 @@ pub struct Pushed {
     pub wasm_digest: Digest,
     /// The config's digest.
     pub config_digest: Digest,
+    /// The digest of the `package.yaml` layer (xpkg only).
+    pub package_layer_digest: Option<Digest>,
+    /// The layout pushed: a CNCF wasm artifact or an xpkg.
+    pub layout: Layout,
+    /// The function's metadata as pushed.
+    pub function: FunctionMetadata,
 }
 
 /// An artifact ready to upload: its blobs and manifest, all serialized.
@@ -50,33 +72,90 @@ pub struct Pushed {
 pub struct Artifact {
     /// The config JSON.
     pub config: Vec<u8>,
-    /// The component.
-    pub wasm: Vec<u8>,
+    /// The layers, in the manifest's order.
+    pub layers: Vec<Vec<u8>>,
     /// The manifest JSON.
     pub manifest: Vec<u8>,
+    /// The component layer's digest.
+    pub wasm_digest: Digest,
+    /// The `package.yaml` layer's digest (xpkg only).
+    pub package_layer_digest: Option<Digest>,
+    /// The layout.
+    pub layout: Layout,
+    /// The function's metadata.
+    pub function: FunctionMetadata,
 }
 
-/// Builds the CNCF artifact for `wasm`, refusing a component that isn't an
-/// xfn function (no `run-function` export, or imports outside the world).
+/// Builds the artifact for `wasm`: an xpkg when `metadata.package` is set,
+/// else a CNCF wasm artifact. Refuses a component that isn't an xfn function
+/// (no `run-function` export, or imports outside the world). An xpkg's
+/// creation time comes from `SOURCE_DATE_EPOCH`; without it, it has none.
 pub fn build_artifact(
     reference: &ImageRef,
     wasm: Vec<u8>,
     metadata: &PushMetadata,
 ) -> Result<Artifact> {
-    let text = reference.text().to_owned();
-    let info = ComponentInfo::read(&wasm).map_err(|reason| Error::InvalidComponent {
-        reference: text.clone(),
+    let Some(package) = &metadata.package else {
+        return build_wasm_artifact(reference, wasm, metadata);
+    };
+    if metadata.name.is_some()
+        || !metadata.capabilities.is_empty()
+        || metadata.description.is_some()
+    {
+        return Err(Error::Metadata {
+            reference: package.source.clone(),
+            reason: String::from(
+                "the package's name, capabilities and description come from this file; \
+                 don't set them separately",
+            ),
+        });
+    }
+    let created = source_date_epoch(std::env::var(SOURCE_DATE_EPOCH).ok().as_deref())?;
+    crate::xpkg::build(
+        reference.text(),
+        wasm,
+        package,
+        &metadata.annotations,
+        created,
+    )
+}
+
+/// `SOURCE_DATE_EPOCH`, if set: whole seconds since 1970.
+fn source_date_epoch(value: Option<&str>) -> Result<Option<i64>> {
+    match value.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => text.parse().map(Some).map_err(|_| Error::Metadata {
+            reference: SOURCE_DATE_EPOCH.to_owned(),
+            reason: format!("`{text}` is not a number of seconds since 1970"),
+        }),
+    }
+}
+
+/// Reads `wasm` and refuses it unless xfn can run it as a function.
+pub(crate) fn check_component(reference: &str, wasm: &[u8]) -> Result<ComponentInfo> {
+    let info = ComponentInfo::read(wasm).map_err(|reason| Error::InvalidComponent {
+        reference: reference.to_owned(),
         reason,
     })?;
-    info.check_runnable(&text)?;
+    info.check_runnable(reference)?;
     if !info.exports_run_function() {
         return Err(Error::InvalidComponent {
-            reference: text,
+            reference: reference.to_owned(),
             reason: format!(
                 "it does not export `{RUN_FUNCTION_EXPORT}` (the world {FUNCTION_WORLD})"
             ),
         });
     }
+    Ok(info)
+}
+
+/// The CNCF wasm artifact for `wasm`.
+fn build_wasm_artifact(
+    reference: &ImageRef,
+    wasm: Vec<u8>,
+    metadata: &PushMetadata,
+) -> Result<Artifact> {
+    let info = check_component(reference.text(), &wasm)?;
     let name = metadata
         .name
         .clone()
@@ -152,13 +231,23 @@ pub fn build_artifact(
     })?;
     Ok(Artifact {
         config,
-        wasm,
+        layers: vec![wasm],
         manifest,
+        wasm_digest,
+        package_layer_digest: None,
+        layout: Layout::WasmArtifact,
+        function: FunctionMetadata {
+            name,
+            capabilities,
+            description: metadata.description.clone(),
+            source: MetadataSource::Annotations,
+        },
     })
 }
 
-/// Pushes the component `wasm` to `reference` (a tag) as a CNCF wasm
-/// artifact. Blobs the registry already has are not uploaded again.
+/// Pushes the component `wasm` to `reference` (a tag): as a CNCF wasm
+/// artifact, or as an xpkg when `metadata.package` is set. Blobs the
+/// registry already has are not uploaded again.
 pub async fn push(
     wasm: Vec<u8>,
     reference: &str,
@@ -173,16 +262,22 @@ pub async fn push(
         });
     }
     let artifact = build_artifact(&reference, wasm, metadata)?;
-    let session = Session::open(&reference, RegistryOperation::Push, options).await?;
-    let wasm_digest = Digest::of(&artifact.wasm);
+    upload(&reference, artifact, options).await
+}
+
+/// Uploads an artifact's layers and config, then its manifest.
+async fn upload(
+    reference: &ImageRef,
+    artifact: Artifact,
+    options: &RegistryOptions,
+) -> Result<Pushed> {
+    let session = Session::open(reference, RegistryOperation::Push, options).await?;
     let config_digest = Digest::of(&artifact.config);
-    for (digest, bytes) in [
-        (&wasm_digest, &artifact.wasm),
-        (&config_digest, &artifact.config),
-    ] {
+    for bytes in artifact.layers.iter().chain([&artifact.config]) {
+        let digest = Digest::of(bytes).to_string();
         let exists = session
             .client
-            .blob_exists(reference.oci(), &digest.to_string())
+            .blob_exists(reference.oci(), &digest)
             .await
             .map_err(|e| session.error(e))?;
         if exists {
@@ -191,7 +286,7 @@ pub async fn push(
         }
         session
             .client
-            .push_blob(reference.oci(), bytes.clone(), &digest.to_string())
+            .push_blob(reference.oci(), bytes.clone(), &digest)
             .await
             .map_err(|e| session.error(e))?;
     }
@@ -205,11 +300,56 @@ pub async fn push(
         )
         .await
         .map_err(|e| session.error(e))?;
-    tracing::info!("pushed {reference} as {digest}");
+    tracing::info!("pushed {reference} as {digest} ({})", artifact.layout);
     Ok(Pushed {
         reference: reference.text().to_owned(),
         digest,
-        wasm_digest,
+        wasm_digest: artifact.wasm_digest,
         config_digest,
+        package_layer_digest: artifact.package_layer_digest,
+        layout: artifact.layout,
+        function: artifact.function,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_date_epoch_is_seconds_or_nothing() {
+        assert_eq!(source_date_epoch(None).unwrap(), None);
+        assert_eq!(source_date_epoch(Some(" ")).unwrap(), None);
+        assert_eq!(
+            source_date_epoch(Some("1700000000")).unwrap(),
+            Some(1_700_000_000)
+        );
+        let err = source_date_epoch(Some("yesterday"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("SOURCE_DATE_EPOCH") && err.contains("`yesterday` is not a number"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_package_brings_its_own_name_and_capabilities() {
+        let reference = ImageRef::parse("reg.example/fn:v1").unwrap();
+        let metadata = PushMetadata {
+            name: Some(String::from("other")),
+            package: Some(PackageFile {
+                source: String::from("crossplane.yaml"),
+                bytes: b"apiVersion: meta.pkg.crossplane.io/v1\nkind: Function\n".to_vec(),
+            }),
+            ..PushMetadata::default()
+        };
+        let err = build_artifact(&reference, Vec::new(), &metadata)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("crossplane.yaml: invalid package metadata: the package's name"),
+            "{err}"
+        );
+    }
 }

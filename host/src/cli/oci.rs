@@ -56,22 +56,29 @@ impl RegistryArgs {
     }
 }
 
-/// Publish a wasm component as a CNCF wasm artifact (`xfn push FILE.wasm REF`).
+/// Publish a wasm component as a CNCF wasm artifact (`xfn push FILE.wasm REF`),
+/// or as a Crossplane package (`xfn push --package crossplane.yaml FILE.wasm REF`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct PushArgs {
     /// The component to publish (built for wasm32-wasip2).
     pub file: PathBuf,
     /// Where to push it: REGISTRY/REPOSITORY:TAG.
     pub reference: String,
+    /// Push a Crossplane package (xpkg) built from this crossplane.yaml (a
+    /// meta.pkg.crossplane.io Function, and CRDs) and the component, which
+    /// Crossplane's package manager installs and xfn runs. Its creation
+    /// time is $SOURCE_DATE_EPOCH, or none.
+    #[arg(long, value_name = "CROSSPLANE_YAML")]
+    pub package: Option<PathBuf>,
     /// The function's name (default: the repository's last segment).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "package")]
     pub name: Option<String>,
     /// A capability of the function (composition, operation). Repeatable;
     /// default: composition.
-    #[arg(long = "capability", value_name = "NAME")]
+    #[arg(long = "capability", value_name = "NAME", conflicts_with = "package")]
     pub capabilities: Vec<String>,
     /// A description of the function.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "package")]
     pub description: Option<String>,
     /// An extra manifest annotation. Repeatable.
     #[arg(long = "annotation", value_name = "KEY=VALUE", value_parser = parse_annotation)]
@@ -111,16 +118,29 @@ pub struct InspectArgs {
 pub async fn push(args: PushArgs) -> Result<()> {
     let wasm = std::fs::read(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let package = args
+        .package
+        .as_deref()
+        .map(xfn_oci::PackageFile::read)
+        .transpose()?;
     let metadata = PushMetadata {
         name: args.name,
         capabilities: args.capabilities,
         description: args.description,
         annotations: args.annotations.into_iter().collect::<BTreeMap<_, _>>(),
+        package,
     };
     let pushed = xfn_oci::push(wasm, &args.reference, &metadata, &args.registry.options()).await?;
+    let package_layer = match &pushed.package_layer_digest {
+        Some(digest) => format!(", package.yaml layer {digest}"),
+        None => String::new(),
+    };
     eprintln!(
-        "pushed {} ({} component layer {})",
+        "pushed {} as {}: function {} [{}] ({} component layer {}{package_layer})",
         pushed.reference,
+        pushed.layout,
+        pushed.function.name,
+        pushed.function.capabilities.join(", "),
         args.file.display(),
         pushed.wasm_digest
     );
@@ -152,6 +172,18 @@ pub async fn pull(args: PullArgs) -> Result<()> {
 /// Runs `xfn inspect`: a file is read directly; anything else is resolved
 /// as a reference (into the cache, per the pull policy).
 pub async fn inspect(args: InspectArgs) -> Result<()> {
+    let json = args.json;
+    let report = inspect_report(args).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}
+
+/// What `xfn inspect` reports about its target.
+pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
     let path = Path::new(&args.target);
     let report = if path.is_file() {
         let wasm =
@@ -182,27 +214,30 @@ pub async fn inspect(args: InspectArgs) -> Result<()> {
                     "name": pulled.metadata.name,
                     "capabilities": pulled.metadata.capabilities,
                     "description": pulled.metadata.description,
+                    "source": pulled.metadata.source.to_string(),
+                    "packageLayer": pulled.package_layer.as_ref().map(ToString::to_string),
                 },
+                // Whether Crossplane's package manager would install it.
+                "crossplane": (pulled.layout == xfn_oci::Layout::Xpkg).then(|| json!({
+                    "installable": pulled.package_problems.is_empty(),
+                    "problems": pulled.package_problems,
+                })),
             }),
             info: pulled.component,
         }
     };
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report.to_json())?);
-    } else {
-        print!("{}", report.to_text());
-    }
-    Ok(())
+    Ok(report)
 }
 
 /// What `inspect` prints: the subject and the component's interface.
-struct Report {
+pub struct Report {
     subject: serde_json::Value,
     info: ComponentInfo,
 }
 
 impl Report {
-    fn to_json(&self) -> serde_json::Value {
+    /// The report as `xfn inspect --json` prints it.
+    pub fn to_json(&self) -> serde_json::Value {
         let mut value = self.subject.clone();
         value["world"] = json!(if self.info.exports_run_function() {
             Some(xfn_oci::FUNCTION_WORLD)
@@ -224,7 +259,8 @@ impl Report {
         value
     }
 
-    fn to_text(&self) -> String {
+    /// The report as `xfn inspect` prints it.
+    pub fn to_text(&self) -> String {
         let mut out = String::new();
         if let Some(fields) = self.subject.as_object() {
             for (key, value) in fields {
@@ -235,6 +271,12 @@ impl Report {
                         for (k, v) in o {
                             let text = match v {
                                 serde_json::Value::Null => continue,
+                                serde_json::Value::Array(a) if k == "problems" => {
+                                    for problem in a.iter().filter_map(|x| x.as_str()) {
+                                        out.push_str(&format!("{key} problem: {problem}\n"));
+                                    }
+                                    continue;
+                                }
                                 serde_json::Value::String(s) => s.clone(),
                                 serde_json::Value::Array(a) => a
                                     .iter()

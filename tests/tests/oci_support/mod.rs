@@ -466,6 +466,17 @@ pub async fn xfn(args: &[&str]) -> anyhow::Result<()> {
     }
 }
 
+/// Runs `xfn inspect <args>` in-process and returns its report (what it
+/// prints: `to_json()` with `--json`, else `to_text()`).
+pub async fn xfn_inspect(args: &[&str]) -> anyhow::Result<cli::Report> {
+    use clap::Parser as _;
+    let argv = ["xfn", "inspect"].into_iter().chain(args.iter().copied());
+    let TestCommand::Inspect(a) = TestCli::try_parse_from(argv)?.command else {
+        anyhow::bail!("not an inspect command");
+    };
+    cli::inspect_report(a).await
+}
+
 /// Reads `docker://<reference>` with skopeo (`inspect --raw`, or the
 /// config with `config = true`): the bytes as the registry serves them.
 pub fn skopeo_raw(reference: &str, config: bool) -> Vec<u8> {
