@@ -6,6 +6,7 @@
 //! with Crossplane's semantics over any [`Function`], in-process or remote.
 
 pub mod builtin;
+pub mod cluster;
 pub mod compile_cache;
 mod config;
 mod engine;

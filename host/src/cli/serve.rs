@@ -107,6 +107,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         address,
         function_ports,
         tls,
+        dynamic_tls: None,
         max_recv_message_size: args.max_recv_message_size.saturating_mul(1 << 20),
         namespace: args.namespace.clone(),
         reflection: true,

@@ -7,6 +7,8 @@
 //!   [`Function`](crate::Function), with Crossplane's v1 → v1beta1 fallback.
 //! * [`convert`]: the host's WIT types ⇄ `xfn_proto::v1` messages.
 //! * [`tls`]: the mTLS files Crossplane mounts, and a CA to make them.
+//! * [`sni`]: mTLS with a certificate per function, chosen by SNI, that
+//!   can change while serving (`xfn controller`).
 //! * [`functions`]: which functions to serve, and loading them.
 
 pub mod client;
@@ -16,6 +18,7 @@ pub mod functions;
 mod health;
 mod router;
 pub mod server;
+pub mod sni;
 pub mod status;
 pub mod tls;
 

@@ -30,6 +30,7 @@ use xfn_proto::{v1, v1beta1};
 
 use super::health::Health;
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
+use super::sni::{self, DynamicTls};
 use super::tls::TlsFiles;
 use super::{convert, deadline, status};
 
@@ -44,8 +45,12 @@ pub struct ServerConfig {
     /// Extra listeners, each dedicated to one function (by name), for
     /// clients that can't set the authority.
     pub function_ports: Vec<(String, SocketAddr)>,
-    /// Certificate, key and client CA for mTLS; `None` serves plaintext.
+    /// Certificate, key and client CA for mTLS; `None` serves plaintext
+    /// (unless `dynamic_tls` is set).
     pub tls: Option<TlsFiles>,
+    /// mTLS with a certificate per server name that can change while
+    /// serving; wins over `tls`.
+    pub dynamic_tls: Option<Arc<DynamicTls>>,
     /// Largest request accepted, in bytes.
     pub max_recv_message_size: usize,
     /// The namespace authorities must name (`<function>.<namespace>`), or
@@ -63,6 +68,7 @@ impl Default for ServerConfig {
             address: SocketAddr::from(([127, 0, 0, 1], 9443)),
             function_ports: Vec::new(),
             tls: None,
+            dynamic_tls: None,
             max_recv_message_size: DEFAULT_MAX_RECV_MESSAGE_SIZE,
             namespace: None,
             reflection: true,
@@ -197,19 +203,28 @@ impl Server {
         let mut tasks = JoinSet::new();
         for (listener, pinned) in listeners {
             let router = config.router(&shared, pinned)?;
-            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
             let mut stop = shared.shutdown.subscribe();
             let signal = async move {
                 // An error means every sender is gone: stop too.
                 let _ = stop.wait_for(|stop| *stop).await;
             };
-            tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
+            match &config.dynamic_tls {
+                Some(tls) => {
+                    let incoming =
+                        sni::incoming(listener, tls.clone(), shared.shutdown.subscribe());
+                    tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
+                }
+                None => {
+                    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+                    tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
+                }
+            }
         }
         tracing::info!(
             address = %local_addr,
             functions = ?shared.table(),
             dedicated = ?function_addrs,
-            tls = config.tls.is_some(),
+            tls = config.tls.is_some() || config.dynamic_tls.is_some(),
             "serving functions"
         );
 
@@ -266,7 +281,7 @@ impl ServerConfig {
         // Flow-control windows follow the measured bandwidth-delay product,
         // as grpc-go's do, so a large request isn't sent 64 KiB per round trip.
         let mut builder = tonic::transport::Server::builder().http2_adaptive_window(Some(true));
-        if let Some(tls) = &self.tls {
+        if let (Some(tls), None) = (&self.tls, &self.dynamic_tls) {
             builder = builder.tls_config(tls.server_config().timeout(Duration::from_secs(10)))?;
         }
         let runner = Runner {

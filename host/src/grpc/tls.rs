@@ -35,6 +35,14 @@ pub enum TlsError {
         #[source]
         source: std::io::Error,
     },
+    /// A certificate or key could not be read.
+    #[error("invalid {what}: {reason}")]
+    Invalid {
+        /// What was being read.
+        what: String,
+        /// The cause.
+        reason: String,
+    },
     /// A certificate or key could not be generated.
     #[error("cannot generate {what}: {reason}")]
     Generate {
@@ -185,6 +193,34 @@ impl CertificateAuthority {
         })
     }
 
+    /// The CA whose certificate and key are `cert_pem` and `key_pem`, e.g.
+    /// the `tls.crt` and `tls.key` of Crossplane's `crossplane-root-ca`
+    /// Secret, whose key is an RSA key in PKCS#1 (`BEGIN RSA PRIVATE KEY`).
+    /// PKCS#8 keys (RSA, ECDSA, Ed25519) are read too.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<CertificateAuthority, TlsError> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+        let invalid = |what: &str| {
+            let what = what.to_owned();
+            move |reason: String| TlsError::Invalid { what, reason }
+        };
+        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|e| invalid("CA key")(e.to_string()))?;
+        let key = match key {
+            PrivateKeyDer::Pkcs1(rsa) => PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+                pkcs1_to_pkcs8(rsa.secret_pkcs1_der()),
+            )),
+            other => other,
+        };
+        let key = KeyPair::try_from(&key).map_err(|e| invalid("CA key")(e.to_string()))?;
+        let issuer = Issuer::from_ca_cert_pem(cert_pem, key)
+            .map_err(|e| invalid("CA certificate")(e.to_string()))?;
+        Ok(CertificateAuthority {
+            cert_pem: cert_pem.to_owned(),
+            issuer,
+        })
+    }
+
     /// The CA's certificate, PEM (what goes into `ca.crt`).
     pub fn cert_pem(&self) -> &str {
         &self.cert_pem
@@ -232,6 +268,34 @@ impl CertificateAuthority {
             ca: self.cert_pem.clone().into_bytes(),
         })
     }
+}
+
+/// Wraps an RSA key in PKCS#1 DER into a PKCS#8 `PrivateKeyInfo`, which
+/// is what the certificate library reads: a SEQUENCE of version 0, the
+/// `rsaEncryption` algorithm, and the PKCS#1 key as an OCTET STRING.
+fn pkcs1_to_pkcs8(pkcs1: &[u8]) -> Vec<u8> {
+    /// AlgorithmIdentifier { rsaEncryption (1.2.840.113549.1.1.1), NULL }.
+    const RSA_ALGORITHM: [u8; 15] = [
+        0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+    ];
+    fn der(tag: u8, content: &[u8]) -> Vec<u8> {
+        let mut out = vec![tag];
+        let len = content.len();
+        if len < 0x80 {
+            out.push(len as u8);
+        } else {
+            let bytes = len.to_be_bytes();
+            let skip = bytes.iter().take_while(|b| **b == 0).count();
+            out.push(0x80 | (bytes.len() - skip) as u8);
+            out.extend_from_slice(&bytes[skip..]);
+        }
+        out.extend_from_slice(content);
+        out
+    }
+    let mut info = vec![0x02, 0x01, 0x00];
+    info.extend_from_slice(&RSA_ALGORITHM);
+    info.extend(der(0x04, pkcs1));
+    der(0x30, &info)
 }
 
 /// What [`generate_dir`] wrote.

@@ -1,0 +1,142 @@
+//! Running the [`Writer`] as a kube-rs controller, only while this replica
+//! holds the leader Lease.
+//!
+//! Every replica serves; one writes. The leader reconciles each
+//! FunctionRevision when it changes, when an object it made for it changes
+//! (Services, Secrets and Deployments labelled as xfn's), and all of them
+//! when `crossplane-root-ca` changes, so a rotated CA re-issues every
+//! certificate. Losing the lease stops the controller at once; gaining it
+//! again starts a fresh one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+use tokio::sync::watch;
+
+use super::crd::FunctionRevision;
+use super::objects::MANAGED_BY;
+use super::reconcile::{Outcome, RETRY, ROOT_CA_SECRET, ReconcileError, Writer};
+
+/// How often a healthy revision is looked at again, to catch drift.
+const RESYNC: Duration = Duration::from_secs(600);
+/// How long to wait after an API failure before trying a revision again.
+const API_RETRY: Duration = Duration::from_secs(5);
+/// Revisions reconciled at once.
+const CONCURRENCY: u16 = 8;
+
+/// Runs the writer whenever `leading` is true, until `leading`'s sender
+/// is dropped.
+pub async fn run_while_leading(
+    client: Client,
+    namespace: String,
+    writer: Arc<Writer>,
+    mut leading: watch::Receiver<bool>,
+) {
+    loop {
+        // The election is over (its sender is gone): so is the writer.
+        if leading.has_changed().is_err() {
+            return;
+        }
+        // Wait to lead.
+        while !*leading.borrow_and_update() {
+            if leading.changed().await.is_err() {
+                return;
+            }
+        }
+        tracing::info!("leading: reconciling FunctionRevisions");
+        let mut lost = leading.clone();
+        let lost = async move {
+            while *lost.borrow_and_update() {
+                if lost.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        run(client.clone(), &namespace, writer.clone(), lost).await;
+        tracing::info!("no longer leading: stopped reconciling");
+    }
+}
+
+/// Runs the controller until `stop` completes.
+async fn run(
+    client: Client,
+    namespace: &str,
+    writer: Arc<Writer>,
+    stop: impl Future<Output = ()> + Send + Sync + 'static,
+) {
+    let managed = watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+    let root_ca = watcher(
+        Api::<Secret>::namespaced(client.clone(), namespace),
+        watcher::Config::default().fields(&format!("metadata.name={ROOT_CA_SECRET}")),
+    )
+    .touched_objects()
+    .filter_map(|s| std::future::ready(s.ok().map(|_| ())));
+    Controller::new(
+        Api::<FunctionRevision>::all(client.clone()),
+        watcher::Config::default(),
+    )
+    .with_config(kube::runtime::controller::Config::default().concurrency(CONCURRENCY))
+    .watches(
+        Api::<Service>::namespaced(client.clone(), namespace),
+        managed.clone(),
+        owning_revision,
+    )
+    .watches(
+        Api::<Secret>::namespaced(client.clone(), namespace),
+        managed.clone(),
+        owning_revision,
+    )
+    .watches(
+        Api::<Deployment>::namespaced(client, namespace),
+        managed,
+        owning_revision,
+    )
+    .reconcile_all_on(root_ca)
+    .graceful_shutdown_on(stop)
+    .run(reconcile, error_policy, writer)
+    .for_each(|result| {
+        if let Err(e) = result {
+            tracing::debug!("controller: {e}");
+        }
+        std::future::ready(())
+    })
+    .await;
+}
+
+/// The revision that owns an object xfn made. The key has no namespace, as
+/// FunctionRevisions are cluster-scoped, so one revision is one key.
+fn owning_revision<K: Resource>(object: K) -> Option<ObjectRef<FunctionRevision>> {
+    object
+        .owner_references()
+        .iter()
+        .find(|o| o.kind == "FunctionRevision")
+        .map(|o| ObjectRef::new(&o.name))
+}
+
+async fn reconcile(
+    revision: Arc<FunctionRevision>,
+    writer: Arc<Writer>,
+) -> Result<Action, ReconcileError> {
+    let outcome = writer.reconcile(&revision).await?;
+    tracing::debug!("{}: {outcome:?}", revision.name_any());
+    Ok(match outcome {
+        Outcome::Deactivated => Action::await_change(),
+        Outcome::Healthy { .. } => Action::requeue(RESYNC),
+        Outcome::Unhealthy { message } => {
+            tracing::warn!("{}: {message}", revision.name_any());
+            Action::requeue(RETRY)
+        }
+    })
+}
+
+fn error_policy(revision: Arc<FunctionRevision>, error: &ReconcileError, _: Arc<Writer>) -> Action {
+    tracing::warn!("{}: {error}", revision.name_any());
+    Action::requeue(API_RETRY)
+}
