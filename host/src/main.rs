@@ -23,6 +23,8 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Serve wasm functions to Crossplane as gRPC FunctionRunnerServices.
     Serve(cli::serve::ServeArgs),
+    /// Be Crossplane's External function runtime in a cluster.
+    Controller(cli::controller::ControllerArgs),
     /// Publish a wasm component as a CNCF wasm artifact.
     Push(cli::oci::PushArgs),
     /// Fetch a function package into the cache and print its digest.
@@ -46,6 +48,9 @@ fn main() -> ExitCode {
         Command::Validate(args) => cli::validate::run(args),
         Command::Serve(args) => {
             runtime(args.workers).and_then(|rt| rt.block_on(cli::serve::run(args)))
+        }
+        Command::Controller(args) => {
+            runtime(None).and_then(|rt| rt.block_on(cli::controller::run(args)))
         }
         Command::Push(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::push(args))),
         Command::Pull(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::pull(args))),

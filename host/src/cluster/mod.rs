@@ -21,7 +21,9 @@ pub mod crd;
 pub mod lease;
 pub mod objects;
 pub mod packages;
+pub mod probes;
 pub mod reconcile;
+pub mod serving;
 
 /// The condition Crossplane reads to call a revision's runtime healthy.
 pub const RUNTIME_HEALTHY: &str = "RuntimeHealthy";

@@ -126,19 +126,24 @@ async fn development(
     target: &str,
     annotation: impl Fn(&str) -> String,
 ) -> Result<Arc<dyn Function>, String> {
-    let tls = match annotation(DEVELOPMENT_TLS_CERTS_DIR).as_str() {
-        "" => None,
-        dir => {
-            let tls = crate::grpc::ClientTls::from_dir(Path::new(dir))
-                .map_err(|e| format!("cannot read the client certificates in {dir:?}: {e}"))?;
-            Some(match annotation(DEVELOPMENT_TLS_SERVER_NAME).as_str() {
-                "" => tls,
-                server_name => tls.with_server_name(server_name),
-            })
-        }
-    };
-    let function = crate::grpc::client::connect(name, target, tls)
-        .await
+    let mut options = crate::grpc::ClientOptions::default();
+    let dir = annotation(DEVELOPMENT_TLS_CERTS_DIR);
+    if !dir.is_empty() {
+        let tls = crate::grpc::ClientTls::from_dir(Path::new(&dir))
+            .map_err(|e| format!("cannot read the client certificates in {dir:?}: {e}"))?;
+        options.tls = Some(match annotation(DEVELOPMENT_TLS_SERVER_NAME).as_str() {
+            "" => tls,
+            server_name => {
+                // Dial the server as Crossplane dials a function: the name
+                // is both the certificate's and the authority's host, so a
+                // server of many functions (`xfn serve`) routes the call.
+                let port = target.rsplit_once(':').map_or("9443", |(_, port)| port);
+                options.authority = Some(format!("{server_name}:{port}"));
+                tls.with_server_name(server_name)
+            }
+        });
+    }
+    let function = crate::grpc::GrpcFunction::new(name, target, options)
         .map_err(|e| format!("cannot connect to the Development runtime at {target:?}: {e}"))?;
     Ok(Arc::new(function))
 }

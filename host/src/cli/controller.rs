@@ -1,0 +1,231 @@
+//! `xfn controller`: Crossplane's External function runtime in a cluster.
+//! Every replica serves the wasm functions; the one holding the Lease also
+//! writes the objects and statuses (see `xfn_host::cluster`).
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use tokio::sync::watch;
+use xfn_host::cluster::objects::Placement;
+use xfn_host::cluster::packages::OciProbe;
+use xfn_host::cluster::reconcile::Writer;
+use xfn_host::cluster::serving::Replica;
+use xfn_host::cluster::{controller, lease, probes};
+use xfn_host::grpc::sni::DynamicTls;
+use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
+use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+
+/// Run xfn as Crossplane's External function runtime (`--package-runtime=Function=External`).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+For every Active FunctionRevision, the replica holding the Lease makes a headless Service and a \
+TLS certificate (signed by crossplane-root-ca) for a wasm package, or what Crossplane's own \
+runtime makes for a container package, and writes status.endpoint and RuntimeHealthy. Every \
+replica serves the wasm functions over mTLS, picking each function's certificate by SNI.")]
+pub struct ControllerArgs {
+    /// Crossplane's namespace, where the functions' Services and Secrets go.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "crossplane-system")]
+    pub namespace: String,
+    /// This replica's name in leader election (the pod's name).
+    #[arg(long, env = "POD_NAME", value_name = "NAME")]
+    pub identity: String,
+    /// A label of xfn's pods (repeatable): wasm functions' Services select pods by these.
+    #[arg(
+        long = "pod-label",
+        value_name = "KEY=VALUE",
+        default_value = "app.kubernetes.io/name=xfn"
+    )]
+    pub pod_labels: Vec<String>,
+    /// Where to serve gRPC (Crossplane dials port 9443).
+    #[arg(long, default_value = ":9443", value_name = "HOST:PORT")]
+    pub address: String,
+    /// Where to serve /healthz and /readyz.
+    #[arg(long, default_value = ":8080", value_name = "HOST:PORT")]
+    pub probe_address: String,
+    /// The Kubernetes API server's URL, without credentials (for tests); by default the in-cluster config or $KUBECONFIG.
+    #[arg(long, value_name = "URL")]
+    pub kube_api: Option<String>,
+    /// How long a leader holds the Lease without renewing it.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    pub lease_duration: Duration,
+    /// Largest request accepted, in MiB.
+    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    pub max_recv_message_size: usize,
+    /// Longest a call may run when the client sets no shorter gRPC deadline.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Most memory one function call may use, in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory_limit: usize,
+    /// Where packages and compiled functions are cached.
+    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// A registry (host or host:port) to reach over plain HTTP (repeatable).
+    #[arg(long = "insecure-registry", value_name = "HOST")]
+    pub insecure_registries: Vec<String>,
+}
+
+fn parse_address(flag: &str, address: &str) -> Result<SocketAddr> {
+    let full = match address.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => address.to_owned(),
+    };
+    full.to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
+}
+
+fn parse_labels(flags: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut labels = BTreeMap::new();
+    for flag in flags {
+        let (key, value) = flag
+            .split_once('=')
+            .filter(|(k, _)| !k.is_empty())
+            .with_context(|| format!("--pod-label {flag:?} is not KEY=VALUE"))?;
+        labels.insert(key.to_owned(), value.to_owned());
+    }
+    if labels.is_empty() {
+        bail!("--pod-label: at least one label must select xfn's pods");
+    }
+    Ok(labels)
+}
+
+async fn kube_client(api: Option<&str>) -> Result<kube::Client> {
+    let config = match api {
+        Some(url) => kube::Config::new(
+            url.parse()
+                .with_context(|| format!("--kube-api {url:?} is not a URL"))?,
+        ),
+        None => kube::Config::infer().await.context(
+            "cannot find the Kubernetes API (no in-cluster config and no usable $KUBECONFIG)",
+        )?,
+    };
+    kube::Client::try_from(config).context("cannot set up the Kubernetes client")
+}
+
+/// Runs `xfn controller`.
+pub async fn run(args: ControllerArgs) -> Result<()> {
+    let address = parse_address("--address", &args.address)?;
+    let probe_address = parse_address("--probe-address", &args.probe_address)?;
+    let pod_labels = parse_labels(&args.pod_labels)?;
+    if args.identity.is_empty() {
+        bail!("--identity (or POD_NAME) must name this replica");
+    }
+    let client = kube_client(args.kube_api.as_deref()).await?;
+
+    let mut registry = xfn_oci::RegistryOptions::default();
+    if let Some(dir) = &args.cache_dir {
+        registry.cache_dir = dir.clone();
+    }
+    registry.insecure_registries = args.insecure_registries.clone();
+    let engine = HostEngine::new(HostConfig {
+        call_timeout: args.timeout,
+        memory_limit: args.memory_limit.saturating_mul(1 << 20),
+        ..HostConfig::default()
+    })?;
+    let cache = args
+        .cache_dir
+        .clone()
+        .or_else(CompileCache::default_dir)
+        .map(CompileCache::new);
+    let runtime = WasmRuntime::new(engine, cache)?;
+
+    let tls = Arc::new(DynamicTls::new());
+    let server = Server::bind(
+        ServerConfig {
+            address,
+            dynamic_tls: Some(tls.clone()),
+            namespace: Some(args.namespace.clone()),
+            max_recv_message_size: args.max_recv_message_size.saturating_mul(1 << 20),
+            shutdown_grace: args.timeout + Duration::from_secs(5),
+            ..ServerConfig::default()
+        },
+        FunctionTable::new(),
+    )
+    .await?;
+    let handle = server.handle();
+    let (ready_tx, ready) = watch::channel(false);
+    let (stop_tx, stop) = watch::channel(false);
+    let probes_listener = probes::bind(probe_address)
+        .await
+        .with_context(|| format!("cannot listen on {probe_address}"))?;
+    eprintln!(
+        "xfn controller: {} serving gRPC on {} and probes on {probe_address}",
+        args.identity,
+        server.local_addr()
+    );
+    tokio::spawn(probes::serve(probes_listener, ready, stop));
+
+    let election = lease::elect(
+        client.clone(),
+        &args.namespace,
+        &args.identity,
+        args.lease_duration,
+    )
+    .await?;
+    let writer = Arc::new(Writer::new(
+        client.clone(),
+        Placement {
+            namespace: args.namespace.clone(),
+            pod_labels: pod_labels.clone(),
+        },
+        Arc::new(OciProbe::new(registry.clone())),
+        &args.identity,
+    ));
+    tokio::spawn(controller::run_while_leading(
+        client.clone(),
+        args.namespace.clone(),
+        writer,
+        election.leading.clone(),
+    ));
+    tokio::spawn(
+        Replica {
+            client,
+            namespace: args.namespace.clone(),
+            pod_labels,
+            runtime,
+            registry,
+            server: handle.clone(),
+            tls,
+            ready: ready_tx,
+        }
+        .run(),
+    );
+
+    let shutdown = handle.clone();
+    tokio::spawn(async move {
+        wait_for_termination().await;
+        eprintln!("xfn controller: stopping");
+        shutdown.shutdown().await;
+    });
+    let served = server.serve().await;
+    stop_tx.send_replace(true);
+    // Hand the Lease over at once rather than when it expires.
+    election.leave().await;
+    served?;
+    eprintln!("xfn controller: stopped");
+    Ok(())
+}
+
+async fn wait_for_termination() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! The pod's HTTP endpoint for Kubernetes: `/healthz` (the process
+//! answers) and `/readyz` (the functions present at start are loaded, so
+//! the pod may join its Services).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use http::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// Longest a probe request may take, headers included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Serves the probes on `listener` until `stop` turns true.
+pub async fn serve(
+    listener: TcpListener,
+    ready: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let stopped = async move {
+        // An error means the sender is gone: stop too.
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    tokio::pin!(stopped);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    tracing::warn!("probe listener: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut stopped => return,
+        };
+        let ready = ready.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+                let ready = *ready.borrow();
+                async move { Ok::<_, Infallible>(answer(request.uri().path(), ready)) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .header_read_timeout(REQUEST_TIMEOUT)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .serve_connection(TokioIo::new(stream), service);
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT * 2, connection).await;
+        });
+    }
+}
+
+fn answer(path: &str, ready: bool) -> Response<Full<Bytes>> {
+    let (status, body) = match path {
+        "/healthz" => (StatusCode::OK, "ok\n"),
+        "/readyz" if ready => (StatusCode::OK, "ready\n"),
+        "/readyz" => (StatusCode::SERVICE_UNAVAILABLE, "loading functions\n"),
+        _ => (StatusCode::NOT_FOUND, "not found\n"),
+    };
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *response.status_mut() = status;
+    response
+}
+
+/// Binds the probe address.
+pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
+    TcpListener::bind(address).await
+}

@@ -1,0 +1,368 @@
+//! What every replica does: serve the wasm functions the leader routed to
+//! xfn's pods, with the certificates the leader issued.
+//!
+//! A replica watches the Services xfn made (those whose selector is xfn's
+//! own pods), the FunctionRevisions that own them, the TLS Secrets xfn made
+//! and `crossplane-root-ca`. It serves the component of each Active
+//! revision under its Service's name, which is the first label of the
+//! authority Crossplane dials, with the certificate for that name, and
+//! requires client certificates from Crossplane's CA. A function that
+//! fails to load is logged and the others keep serving; a function whose
+//! new version fails to load keeps serving its old one.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+use tokio::sync::watch;
+
+use super::crd::FunctionRevision;
+use super::objects::MANAGED_BY;
+use super::reconcile::ROOT_CA_SECRET;
+use crate::grpc::sni::DynamicTls;
+use crate::grpc::{FunctionTable, ServerHandle};
+use crate::{WasmFunction, WasmRuntime};
+
+/// The annotation on a TLS Secret naming the server names it is for.
+pub const TLS_NAMES_ANNOTATION: &str = "xfn.dev/tls-names";
+
+/// How long to gather changes before acting on them.
+const SETTLE: Duration = Duration::from_millis(100);
+
+/// One replica's serving side.
+pub struct Replica {
+    /// The API.
+    pub client: Client,
+    /// Crossplane's namespace.
+    pub namespace: String,
+    /// The labels of xfn's pods: a Service selecting exactly these is one
+    /// xfn serves.
+    pub pod_labels: BTreeMap<String, String>,
+    /// Compiles components.
+    pub runtime: WasmRuntime,
+    /// How to pull packages (credentials come from each revision's pull
+    /// secrets).
+    pub registry: xfn_oci::RegistryOptions,
+    /// The running gRPC server.
+    pub server: ServerHandle,
+    /// Its certificates.
+    pub tls: Arc<DynamicTls>,
+    /// Turned true once the functions present at start are loaded (or
+    /// failed to): the readiness of the pod.
+    pub ready: watch::Sender<bool>,
+}
+
+/// A loaded function and the image it came from.
+struct Loaded {
+    image: String,
+    function: Arc<WasmFunction>,
+}
+
+/// What to serve under one name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Wanted {
+    image: String,
+    revision: String,
+    pull_secrets: Vec<String>,
+}
+
+impl Replica {
+    /// Watches the cluster and serves, until the watches end (never, in
+    /// practice: they retry with backoff).
+    pub async fn run(self) {
+        let ns = self.namespace.clone();
+        let managed =
+            watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1));
+        let (revisions, revisions_writer) = reflector::store::<FunctionRevision>();
+        let (services, services_writer) = reflector::store::<Service>();
+        let (secrets, secrets_writer) = reflector::store::<Secret>();
+        let (root_ca, root_ca_writer) = reflector::store::<Secret>();
+        let streams: Vec<futures_util::stream::BoxStream<'static, ()>> = vec![
+            watcher(
+                Api::<FunctionRevision>::all(self.client.clone()),
+                watcher::Config::default(),
+            )
+            .default_backoff()
+            .reflect(revisions_writer)
+            .map(log_watch_error("FunctionRevisions"))
+            .boxed(),
+            watcher(
+                Api::<Service>::namespaced(self.client.clone(), &ns),
+                managed.clone(),
+            )
+            .default_backoff()
+            .reflect(services_writer)
+            .map(log_watch_error("Services"))
+            .boxed(),
+            watcher(Api::<Secret>::namespaced(self.client.clone(), &ns), managed)
+                .default_backoff()
+                .reflect(secrets_writer)
+                .map(log_watch_error("Secrets"))
+                .boxed(),
+            watcher(
+                Api::<Secret>::namespaced(self.client.clone(), &ns),
+                watcher::Config::default().fields(&format!("metadata.name={ROOT_CA_SECRET}")),
+            )
+            .default_backoff()
+            .reflect(root_ca_writer)
+            .map(log_watch_error("the root CA Secret"))
+            .boxed(),
+        ];
+        let mut changes = futures_util::stream::select_all(streams);
+        let stores = async {
+            let _ = revisions.wait_until_ready().await;
+            let _ = services.wait_until_ready().await;
+            let _ = secrets.wait_until_ready().await;
+            let _ = root_ca.wait_until_ready().await;
+        };
+        // Drive the watches until every store has its first full list.
+        tokio::pin!(stores);
+        loop {
+            tokio::select! {
+                () = &mut stores => break,
+                next = changes.next() => if next.is_none() { return },
+            }
+        }
+        let mut state = State::default();
+        let view = View {
+            revisions: &revisions,
+            services: &services,
+            secrets: &secrets,
+            root_ca: &root_ca,
+        };
+        self.sync(&view, &mut state).await;
+        self.ready.send_replace(true);
+        tracing::info!("serving the functions present at start");
+        while changes.next().await.is_some() {
+            // Gather what else changed meanwhile, then act once.
+            tokio::time::sleep(SETTLE).await;
+            while let Some(Some(())) = changes.next().now_or_never() {}
+            self.sync(&view, &mut state).await;
+        }
+    }
+
+    async fn sync(&self, view: &View<'_>, state: &mut State) {
+        self.sync_tls(view, state);
+        self.sync_functions(view, state).await;
+    }
+
+    /// Sets the client CA and the certificate of every function.
+    fn sync_tls(&self, view: &View<'_>, state: &mut State) {
+        let ca = view
+            .root_ca
+            .state()
+            .into_iter()
+            .find(|s| s.name_any() == ROOT_CA_SECRET)
+            .and_then(|s| secret_data(&s, "tls.crt"));
+        if ca != state.client_ca {
+            match &ca {
+                Some(pem) => match self.tls.set_client_ca(pem) {
+                    Ok(()) => tracing::info!("client CA set from {ROOT_CA_SECRET}"),
+                    Err(e) => tracing::error!("cannot use {ROOT_CA_SECRET}: {e}"),
+                },
+                None => tracing::warn!("no {ROOT_CA_SECRET} yet: refusing connections"),
+            }
+            state.client_ca = ca;
+        }
+        let mut names = BTreeSet::new();
+        for secret in view.secrets.state() {
+            let Some(listed) = secret.annotations().get(TLS_NAMES_ANNOTATION) else {
+                continue;
+            };
+            let for_names: Vec<String> = listed.split(',').map(str::to_owned).collect();
+            let (Some(cert), Some(key)) = (
+                secret_data(&secret, "tls.crt"),
+                secret_data(&secret, "tls.key"),
+            ) else {
+                continue;
+            };
+            let fingerprint = (cert.clone(), key.clone());
+            names.extend(for_names.iter().cloned());
+            if state.certs.get(listed) == Some(&fingerprint) {
+                continue;
+            }
+            match self.tls.set_certificate(&for_names, &cert, &key) {
+                Ok(()) => {
+                    tracing::info!(names = %listed, "serving a certificate");
+                    state.certs.insert(listed.clone(), fingerprint);
+                }
+                Err(e) => tracing::error!("Secret {}: {e}", secret.name_any()),
+            }
+        }
+        let gone: Vec<String> = self
+            .tls
+            .names()
+            .into_iter()
+            .filter(|n| !names.contains(n))
+            .collect();
+        if !gone.is_empty() {
+            self.tls.remove(&gone);
+            state
+                .certs
+                .retain(|listed, _| listed.split(',').any(|n| names.contains(n)));
+        }
+    }
+
+    /// Loads what changed and serves the set.
+    async fn sync_functions(&self, view: &View<'_>, state: &mut State) {
+        let wanted = self.wanted(view);
+        let mut changed = false;
+        for (name, want) in &wanted {
+            if state
+                .loaded
+                .get(name)
+                .is_some_and(|l| l.image == want.image)
+            {
+                continue;
+            }
+            match self.load(name, want).await {
+                Ok(function) => {
+                    tracing::info!(function = %name, image = %want.image, revision = %want.revision, "loaded");
+                    state.loaded.insert(
+                        name.clone(),
+                        Loaded {
+                            image: want.image.clone(),
+                            function,
+                        },
+                    );
+                    changed = true;
+                }
+                Err(e) => {
+                    tracing::error!(function = %name, image = %want.image, revision = %want.revision, "cannot serve: {e}")
+                }
+            }
+        }
+        let before = state.loaded.len();
+        state.loaded.retain(|name, _| wanted.contains_key(name));
+        changed |= state.loaded.len() != before;
+        if changed {
+            let mut table = FunctionTable::new();
+            for (name, loaded) in &state.loaded {
+                table.insert(name.clone(), loaded.function.clone());
+            }
+            self.server.reload(table).await;
+        }
+    }
+
+    /// The functions to serve: each Service that selects xfn's pods,
+    /// owned by an Active revision.
+    fn wanted(&self, view: &View<'_>) -> BTreeMap<String, Wanted> {
+        let selector: BTreeMap<String, String> = self.pod_labels.clone();
+        let mut wanted = BTreeMap::new();
+        for service in view.services.state() {
+            let selects_us = service
+                .spec
+                .as_ref()
+                .and_then(|s| s.selector.as_ref())
+                .is_some_and(|s| *s == selector);
+            if !selects_us {
+                continue;
+            }
+            // The Active revision among the Service's owners (during an
+            // upgrade the old and the new one may both own it).
+            let active = service
+                .owner_references()
+                .iter()
+                .filter(|o| o.kind == "FunctionRevision")
+                .filter_map(|o| {
+                    let revision = view.revisions.get(&reflector::ObjectRef::new(&o.name))?;
+                    (revision.is_active() && revision.uid().as_deref() == Some(o.uid.as_str()))
+                        .then_some(revision)
+                })
+                .next();
+            let Some(revision) = active else {
+                continue;
+            };
+            let Some(image) = revision.image() else {
+                continue;
+            };
+            let pull_secrets = revision
+                .spec
+                .package_pull_secrets
+                .iter()
+                .flatten()
+                .map(|s| s.name.clone())
+                .collect();
+            wanted.insert(
+                service.name_any(),
+                Wanted {
+                    image: image.to_owned(),
+                    revision: revision.name_any(),
+                    pull_secrets,
+                },
+            );
+        }
+        wanted
+    }
+
+    /// Pulls and compiles one function, and checks that it starts.
+    async fn load(&self, name: &str, want: &Wanted) -> Result<Arc<WasmFunction>, String> {
+        let mut registry = self.registry.clone();
+        let secrets = Api::<Secret>::namespaced(self.client.clone(), &self.namespace);
+        for secret in &want.pull_secrets {
+            let found = secrets
+                .get_opt(secret)
+                .await
+                .map_err(|e| format!("cannot get pull secret {secret}: {e}"))?
+                .ok_or_else(|| format!("pull secret {secret} does not exist"))?;
+            if let Some(config) = secret_data(&found, ".dockerconfigjson") {
+                registry
+                    .docker_configs
+                    .push((format!("pull secret {}/{secret}", self.namespace), config));
+            }
+        }
+        let pulled = xfn_oci::resolve(&want.image, xfn_oci::PullPolicy::IfNotPresent, &registry)
+            .await
+            .map_err(|e| e.to_string())?;
+        let runtime = self.runtime.clone();
+        let name = name.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let function = runtime
+                .load(&name, &pulled.wasm)
+                .map_err(|e| e.to_string())?;
+            function.probe().map_err(|e| e.to_string())?;
+            Ok(Arc::new(function))
+        })
+        .await
+        .map_err(|e| format!("loading failed: {e}"))?
+    }
+}
+
+/// The stores a replica reads.
+struct View<'a> {
+    revisions: &'a Store<FunctionRevision>,
+    services: &'a Store<Service>,
+    secrets: &'a Store<Secret>,
+    root_ca: &'a Store<Secret>,
+}
+
+/// What a replica serves now.
+#[derive(Default)]
+struct State {
+    loaded: HashMap<String, Loaded>,
+    client_ca: Option<Vec<u8>>,
+    /// Certificate and key by the names they serve.
+    certs: HashMap<String, (Vec<u8>, Vec<u8>)>,
+}
+
+fn secret_data(secret: &Secret, key: &str) -> Option<Vec<u8>> {
+    secret
+        .data
+        .as_ref()?
+        .get(key)
+        .map(|v| v.0.clone())
+        .filter(|v| !v.is_empty())
+}
+
+fn log_watch_error<K>(what: &'static str) -> impl FnMut(Result<watcher::Event<K>, watcher::Error>) {
+    move |event| {
+        if let Err(e) = event {
+            tracing::warn!("watching {what}: {e}");
+        }
+    }
+}

@@ -1,0 +1,395 @@
+//! xfn as Crossplane's External function runtime, end to end on one
+//! machine: a real OCI registry holds the packages; an in-process fake API
+//! server (no Kubernetes cluster can run here) holds Crossplane's objects
+//! as its package manager writes them; the test plays Crossplane.
+//!
+//! The controller's writer and a replica's serving side run against them
+//! with a real gRPC server. `xfn render` then calls the wasm function the
+//! way Crossplane does (mTLS with a client certificate from
+//! `crossplane-root-ca`, the Service's name as authority and server name,
+//! resolved to 127.0.0.1) and must print what the built-in function prints.
+
+mod oci_support;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use oci_support::{Layout, Registry, layer, options, tar_gz};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use xfn_host::cluster::controller;
+use xfn_host::cluster::objects::Placement;
+use xfn_host::cluster::packages::OciProbe;
+use xfn_host::cluster::reconcile::Writer;
+use xfn_host::cluster::serving::Replica;
+use xfn_host::grpc::sni::DynamicTls;
+use xfn_host::grpc::tls::{CertificateAuthority, TlsFiles};
+use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
+use xfn_host::{HostConfig, HostEngine, WasmRuntime};
+use xfn_kube_fake::FakeApiServer;
+use xfn_tests::{run_xfn, wasm_dir};
+
+const NS: &str = "crossplane-system";
+const PAT: &str = "function-patch-and-transform";
+
+const CROSSPLANE_YAML: &str = "\
+apiVersion: meta.pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-patch-and-transform
+spec:
+  capabilities: [composition]
+";
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn secret(name: &str, data: &[(&str, &[u8])]) -> Value {
+    let data: BTreeMap<&str, String> = data.iter().map(|(k, v)| (*k, b64(v))).collect();
+    json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS}, "data": data})
+}
+
+fn function(name: &str, package: &str) -> Value {
+    json!({"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+           "metadata": {"name": name}, "spec": {"package": package}})
+}
+
+fn revision(name: &str, function: &str, image: &str, state: &str) -> Value {
+    json!({
+        "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+        "metadata": {"name": name, "labels": {"pkg.crossplane.io/package": function}},
+        "spec": {"desiredState": state, "image": image, "revision": 1},
+        "status": {"conditions": [{"type": "RevisionHealthy", "status": "True",
+            "reason": "HealthyPackageRevision", "lastTransitionTime": "2026-11-01T00:00:00Z"}]},
+    })
+}
+
+fn get(
+    fake: &FakeApiServer,
+    gv: &str,
+    plural: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<Value> {
+    fake.get(gv, plural, namespace, name)
+}
+
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Renders the docs example with its function reached as a Development
+/// runtime at `target` over mTLS with the client files in `client_dir`.
+fn render_through(target: SocketAddr, client_dir: &Path, server_name: &str) -> xfn_tests::Run {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/docs");
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["xr.yaml", "composition.yaml"] {
+        std::fs::copy(docs.join(file), dir.path().join(file)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("functions.yaml"),
+        format!(
+            "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: {PAT}\n  annotations:\n\
+             \x20   render.crossplane.io/runtime: Development\n\
+             \x20   render.crossplane.io/runtime-development-target: {target}\n\
+             \x20   render.crossplane.io/runtime-development-tls-certs-dir: {}\n\
+             \x20   render.crossplane.io/runtime-development-tls-server-name: {server_name}\n",
+            client_dir.display()
+        ),
+    )
+    .unwrap();
+    let args = ["render", "xr.yaml", "composition.yaml", "functions.yaml"].map(String::from);
+    run_xfn(dir.path(), &args)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
+    // The packages: function-patch-and-transform as an xpkg with its wasm
+    // component, and a conventional function as a container image.
+    let registry = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let registry_options = options(&work.path().join("cache"));
+    let pat_image = registry.reference("fns/function-patch-and-transform:v1");
+    let wasm = std::fs::read(wasm_dir().join("function_patch_and_transform.wasm")).unwrap();
+    let package = xfn_oci::PackageFile {
+        source: "crossplane.yaml".into(),
+        bytes: CROSSPLANE_YAML.as_bytes().to_vec(),
+    };
+    let metadata = xfn_oci::PushMetadata {
+        package: Some(package),
+        ..xfn_oci::PushMetadata::default()
+    };
+    xfn_oci::push(wasm, &pat_image, &metadata, &registry_options)
+        .await
+        .expect("push the xpkg");
+    let container_image = registry.reference("fns/function-go:v1");
+    let layout = Layout::new();
+    let base = layout.blob(&tar_gz(&[(
+        "package.yaml",
+        b"apiVersion: meta.pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-go\n",
+    )]));
+    let binary = layout.blob(&tar_gz(&[("function", b"\x7fELF")]));
+    let config = layout.json(&json!({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}));
+    let manifest = layout.manifest(
+        "application/vnd.oci.image.config.v1+json",
+        &config,
+        json!([
+            layer("application/vnd.oci.image.layer.v1.tar+gzip", &binary, &[]),
+            layer(
+                "application/vnd.oci.image.layer.v1.tar+gzip",
+                &base,
+                &[("io.crossplane.xpkg", "base")]
+            ),
+        ]),
+    );
+    layout.copy_to(
+        &registry,
+        &manifest,
+        "application/vnd.oci.image.manifest.v1+json",
+        "fns/function-go:v1",
+    );
+
+    // Crossplane's objects.
+    let fake = FakeApiServer::new();
+    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
+    fake.insert(secret(
+        "crossplane-root-ca",
+        &[
+            ("tls.crt", ca.cert_pem().as_bytes()),
+            ("tls.key", ca.key_pem().as_bytes()),
+        ],
+    ))
+    .unwrap();
+    let client_files = ca.issue_client("crossplane").unwrap();
+    fake.insert(secret(
+        "crossplane-tls-client",
+        &[
+            ("tls.crt", &client_files.cert),
+            ("tls.key", &client_files.key),
+            ("ca.crt", &client_files.ca),
+        ],
+    ))
+    .unwrap();
+    fake.insert(function(PAT, &pat_image)).unwrap();
+    fake.insert(revision(
+        "function-patch-and-transform-1",
+        PAT,
+        &pat_image,
+        "Active",
+    ))
+    .unwrap();
+    fake.insert(function("function-go", &container_image))
+        .unwrap();
+    fake.insert(revision(
+        "function-go-1",
+        "function-go",
+        &container_image,
+        "Active",
+    ))
+    .unwrap();
+
+    // The controller's writer (this replica leads) and its serving side.
+    let client = kube::Client::new(fake.service(), "default");
+    let pod_labels = BTreeMap::from([("app.kubernetes.io/name".to_owned(), "xfn".to_owned())]);
+    let placement = Placement {
+        namespace: NS.into(),
+        pod_labels: pod_labels.clone(),
+    };
+    let writer = Arc::new(Writer::new(
+        client.clone(),
+        placement,
+        Arc::new(OciProbe::new(registry_options.clone())),
+        "xfn-0",
+    ));
+    let (_leading, leading) = watch::channel(true);
+    tokio::spawn(controller::run_while_leading(
+        client.clone(),
+        NS.into(),
+        writer,
+        leading,
+    ));
+
+    let tls = Arc::new(DynamicTls::new());
+    let server = Server::bind(
+        ServerConfig {
+            address: "127.0.0.1:0".parse().unwrap(),
+            dynamic_tls: Some(tls.clone()),
+            namespace: Some(NS.into()),
+            ..ServerConfig::default()
+        },
+        FunctionTable::new(),
+    )
+    .await
+    .unwrap();
+    let address = server.local_addr();
+    let handle = server.handle();
+    tokio::spawn(server.serve());
+    let engine = HostEngine::new(HostConfig {
+        max_concurrent_calls: 8,
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let (ready_tx, mut ready) = watch::channel(false);
+    let replica = Replica {
+        client: client.clone(),
+        namespace: NS.into(),
+        pod_labels,
+        runtime: WasmRuntime::new(engine, None).unwrap(),
+        registry: registry_options.clone(),
+        server: handle.clone(),
+        tls: tls.clone(),
+        ready: ready_tx,
+    };
+    tokio::spawn(replica.run());
+    tokio::time::timeout(Duration::from_secs(30), ready.wait_for(|r| *r))
+        .await
+        .expect("the replica gets ready")
+        .unwrap();
+
+    // The writer made the Service, certificate and endpoint of the wasm function.
+    eventually("the endpoint of function-patch-and-transform", || {
+        get(
+            &fake,
+            "pkg.crossplane.io/v1",
+            "functionrevisions",
+            None,
+            "function-patch-and-transform-1",
+        )
+        .is_some_and(|r| {
+            r["status"]["endpoint"] == "dns:///function-patch-and-transform.crossplane-system:9443"
+        })
+    })
+    .await;
+    let service = get(&fake, "v1", "services", Some(NS), PAT).expect("its Service");
+    assert_eq!(
+        service["spec"]["selector"],
+        json!({"app.kubernetes.io/name": "xfn"})
+    );
+    assert!(
+        get(
+            &fake,
+            "v1",
+            "secrets",
+            Some(NS),
+            "function-patch-and-transform-tls-server"
+        )
+        .is_some()
+    );
+    // And the Deployment of the container function, as Crossplane's runtime would.
+    eventually("the Deployment of function-go", || {
+        get(&fake, "apps/v1", "deployments", Some(NS), "function-go-1").is_some()
+    })
+    .await;
+    assert!(
+        get(
+            &fake,
+            "apps/v1",
+            "deployments",
+            Some(NS),
+            "function-patch-and-transform-1"
+        )
+        .is_none()
+    );
+
+    // The replica serves it once its certificate and component are in.
+    eventually("the replica to serve the function", || {
+        handle.functions().get(PAT).is_some()
+    })
+    .await;
+    eventually("the function's certificate", || {
+        tls.names()
+            .iter()
+            .any(|n| n == "function-patch-and-transform.crossplane-system")
+    })
+    .await;
+
+    // Crossplane's call: the crossplane-tls-client certificate, the
+    // endpoint's authority resolved to 127.0.0.1.
+    let client_dir = work.path().join("crossplane-tls-client");
+    client_files.write_dir(&client_dir).unwrap();
+    let served = tokio::task::spawn_blocking({
+        let client_dir = client_dir.clone();
+        move || {
+            render_through(
+                address,
+                &client_dir,
+                "function-patch-and-transform.crossplane-system",
+            )
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        served.code, 0,
+        "render through the controller's xfn failed: {}",
+        served.stderr
+    );
+    let expected = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/docs/expected-output.yaml"),
+    )
+    .expect("the docs example's expected output");
+    assert_eq!(served.stdout, expected, "the same bytes as classic render");
+
+    // A client certificate from another CA is refused.
+    let other = CertificateAuthority::generate("not-crossplane").unwrap();
+    let stranger = other.issue_client("crossplane").unwrap();
+    let stranger_dir = work.path().join("stranger");
+    TlsFiles {
+        ca: client_files.ca.clone(),
+        ..stranger
+    }
+    .write_dir(&stranger_dir)
+    .unwrap();
+    let refused = tokio::task::spawn_blocking(move || {
+        render_through(
+            address,
+            &stranger_dir,
+            "function-patch-and-transform.crossplane-system",
+        )
+    })
+    .await
+    .unwrap();
+    assert_ne!(
+        refused.code, 0,
+        "a client from another CA must be refused: {}",
+        refused.stdout
+    );
+    // Refused by the transport (with TLS 1.3 the client may see the
+    // rejection as a reset or a transport error), never routed.
+    assert!(
+        refused.stderr.contains("gRPC target 127.0.0.1")
+            && !refused.stderr.contains("NotFound")
+            && !refused.stderr.contains("no function"),
+        "{}",
+        refused.stderr
+    );
+
+    // Deleting the revision removes its routing: its Service goes (owner
+    // references) and the replica stops serving the function.
+    fake.delete(
+        "pkg.crossplane.io/v1",
+        "functionrevisions",
+        None,
+        "function-patch-and-transform-1",
+    );
+    eventually("the function to be unrouted", || {
+        handle.functions().get(PAT).is_none()
+    })
+    .await;
+    eventually("its certificate to go", || {
+        !tls.names().iter().any(|n| n.starts_with(PAT))
+    })
+    .await;
+}
