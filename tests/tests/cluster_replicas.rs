@@ -1,0 +1,258 @@
+//! Two `xfn controller` processes as two replicas of xfn's Deployment,
+//! against the fake API server on loopback (no Kubernetes cluster can run
+//! here) and a real registry: both become ready and serve the function;
+//! when the leader is killed, the other takes the Lease and goes on
+//! writing.
+
+mod oci_support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use base64::Engine as _;
+use oci_support::{Registry, free_port, hello_wasm, options};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use xfn_host::Function as _;
+use xfn_host::grpc::tls::CertificateAuthority;
+use xfn_host::grpc::{ClientOptions, ClientTls, GrpcFunction};
+use xfn_host::protocol::RunFunctionRequest;
+use xfn_kube_fake::FakeApiServer;
+use xfn_tests::xfn_bin;
+
+const NS: &str = "crossplane-system";
+
+const CROSSPLANE_YAML: &str = "\
+apiVersion: meta.pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-hello
+spec:
+  capabilities: [composition]
+";
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn function_and_revision(fake: &FakeApiServer, name: &str, image: &str) {
+    fake.insert(
+        json!({"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+        "metadata": {"name": name}, "spec": {"package": image}}),
+    )
+    .unwrap();
+    fake.insert(json!({
+        "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+        "metadata": {"name": format!("{name}-1"), "labels": {"pkg.crossplane.io/package": name}},
+        "spec": {"desiredState": "Active", "image": image, "revision": 1},
+        "status": {"conditions": [{"type": "RevisionHealthy", "status": "True",
+            "reason": "HealthyPackageRevision", "lastTransitionTime": "2026-11-01T00:00:00Z"}]},
+    }))
+    .unwrap();
+}
+
+/// One `xfn controller` process, killed when dropped.
+struct Replica {
+    identity: &'static str,
+    child: Child,
+    grpc: u16,
+    probes: u16,
+}
+
+impl Replica {
+    fn start(identity: &'static str, api: &str, work: &Path) -> Replica {
+        let (grpc, probes) = (free_port(), free_port());
+        let log = std::fs::File::create(work.join(format!("{identity}.log"))).unwrap();
+        let child = Command::new("timeout")
+            .arg("120")
+            .arg(xfn_bin())
+            .args(["controller", "--identity", identity, "--kube-api", api])
+            .args(["--address", &format!("127.0.0.1:{grpc}")])
+            .args(["--probe-address", &format!("127.0.0.1:{probes}")])
+            .args(["--lease-duration", "2s", "--namespace", NS])
+            .arg("--cache-dir")
+            .arg(work.join(identity))
+            .env("XFN_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start xfn controller");
+        Replica {
+            identity,
+            child,
+            grpc,
+            probes,
+        }
+    }
+
+    async fn ready(&self) -> bool {
+        let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", self.probes)).await
+        else {
+            return false;
+        };
+        let request = "GET /readyz HTTP/1.1\r\nHost: xfn\r\nConnection: close\r\n\r\n";
+        if stream.write_all(request.as_bytes()).await.is_err() {
+            return false;
+        }
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer).await;
+        answer.starts_with("HTTP/1.1 200")
+    }
+
+    /// Calls `function` on this replica as Crossplane does.
+    async fn call(&self, function: &str, tls: &ClientTls) -> Result<(), String> {
+        let options = ClientOptions {
+            tls: Some(tls.clone()),
+            authority: Some(format!("{function}.{NS}:9443")),
+            ..ClientOptions::default()
+        };
+        let client = GrpcFunction::new(function, &format!("127.0.0.1:{}", self.grpc), options)
+            .map_err(|e| e.to_string())?;
+        client
+            .call(
+                &RunFunctionRequest::default(),
+                Some(Duration::from_secs(10)),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Kills the replica as a node failure would: SIGKILL to `xfn`
+    /// itself (the child of `timeout`), so nothing is released.
+    fn kill(&mut self) {
+        let id = self.child.id();
+        let children = std::fs::read_to_string(format!("/proc/{id}/task/{id}/children"))
+            .unwrap_or_default();
+        for pid in children.split_whitespace() {
+            let _ = Command::new("kill").args(["-KILL", pid]).status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn endpoint(fake: &FakeApiServer, revision: &str) -> Option<Value> {
+    let revision = fake.get("pkg.crossplane.io/v1", "functionrevisions", None, revision)?;
+    Some(revision["status"]["endpoint"].clone()).filter(|e| !e.is_null())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
+    let registry = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let image = registry.reference("fns/function-hello:v1");
+    let metadata = xfn_oci::PushMetadata {
+        package: Some(xfn_oci::PackageFile {
+            source: "crossplane.yaml".into(),
+            bytes: CROSSPLANE_YAML.as_bytes().to_vec(),
+        }),
+        ..xfn_oci::PushMetadata::default()
+    };
+    xfn_oci::push(
+        hello_wasm(),
+        &image,
+        &metadata,
+        &options(&work.path().join("push")),
+    )
+    .await
+    .expect("push");
+
+    let fake = FakeApiServer::new();
+    let (api, _api_handle) = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let api = format!("http://{api}");
+    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
+    let data: BTreeMap<&str, String> = [
+        ("tls.crt", b64(ca.cert_pem().as_bytes())),
+        ("tls.key", b64(ca.key_pem().as_bytes())),
+    ]
+    .into();
+    fake.insert(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "crossplane-root-ca", "namespace": NS}, "data": data}))
+        .unwrap();
+    function_and_revision(&fake, "function-hello", &image);
+    let client_tls = ClientTls {
+        files: ca.issue_client("crossplane").unwrap(),
+        server_name: None,
+    };
+
+    let mut replicas = [
+        Replica::start("xfn-a", &api, work.path()),
+        Replica::start("xfn-b", &api, work.path()),
+    ];
+    for replica in &replicas {
+        eventually(&format!("{} to be ready", replica.identity), async || {
+            replica.ready().await
+        })
+        .await;
+    }
+    eventually("the endpoint", async || {
+        endpoint(&fake, "function-hello-1").is_some()
+    })
+    .await;
+    for replica in &replicas {
+        eventually(
+            &format!("{} to serve function-hello", replica.identity),
+            async || replica.call("function-hello", &client_tls).await.is_ok(),
+        )
+        .await;
+    }
+
+    // Kill the leader: the other replica takes the Lease and writes.
+    let lease = fake
+        .get(
+            "coordination.k8s.io/v1",
+            "leases",
+            Some(NS),
+            "xfn-controller",
+        )
+        .expect("the Lease");
+    let leader = lease["spec"]["holderIdentity"]
+        .as_str()
+        .expect("a holder")
+        .to_owned();
+    let (dead, alive): (Vec<_>, Vec<_>) = replicas.iter_mut().partition(|r| r.identity == leader);
+    let (dead, alive) = (
+        dead.into_iter().next().unwrap(),
+        alive.into_iter().next().unwrap(),
+    );
+    dead.kill();
+    function_and_revision(&fake, "function-bye", &image);
+    eventually(
+        "the new leader to write function-bye's endpoint",
+        async || endpoint(&fake, "function-bye-1").is_some(),
+    )
+    .await;
+    eventually("the survivor to serve function-bye", async || {
+        alive.call("function-bye", &client_tls).await.is_ok()
+    })
+    .await;
+    let lease = fake
+        .get(
+            "coordination.k8s.io/v1",
+            "leases",
+            Some(NS),
+            "xfn-controller",
+        )
+        .unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], json!(alive.identity));
+}
