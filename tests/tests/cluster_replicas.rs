@@ -124,8 +124,8 @@ impl Replica {
     /// itself (the child of `timeout`), so nothing is released.
     fn kill(&mut self) {
         let id = self.child.id();
-        let children = std::fs::read_to_string(format!("/proc/{id}/task/{id}/children"))
-            .unwrap_or_default();
+        let children =
+            std::fs::read_to_string(format!("/proc/{id}/task/{id}/children")).unwrap_or_default();
         for pid in children.split_whitespace() {
             let _ = Command::new("kill").args(["-KILL", pid]).status();
         }
