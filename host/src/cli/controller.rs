@@ -3,7 +3,6 @@
 //! writes the objects and statuses (see `xfn_host::cluster`).
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +16,6 @@ use xfn_host::cluster::serving::Replica;
 use xfn_host::cluster::{controller, lease, probes};
 use xfn_host::grpc::sni::DynamicTls;
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
-use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Run xfn as Crossplane's External function runtime (`--package-runtime=Function=External`).
 #[derive(Debug, clap::Args)]
@@ -69,17 +67,6 @@ pub struct ControllerArgs {
     pub insecure_registries: Vec<String>,
 }
 
-fn parse_address(flag: &str, address: &str) -> Result<SocketAddr> {
-    let full = match address.strip_prefix(':') {
-        Some(port) => format!("0.0.0.0:{port}"),
-        None => address.to_owned(),
-    };
-    full.to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
-}
-
 fn parse_labels(flags: &[String]) -> Result<BTreeMap<String, String>> {
     let mut labels = BTreeMap::new();
     for flag in flags {
@@ -110,8 +97,8 @@ async fn kube_client(api: Option<&str>) -> Result<kube::Client> {
 
 /// Runs `xfn controller`.
 pub async fn run(args: ControllerArgs) -> Result<()> {
-    let address = parse_address("--address", &args.address)?;
-    let probe_address = parse_address("--probe-address", &args.probe_address)?;
+    let address = super::parse_address("--address", &args.address)?;
+    let probe_address = super::parse_address("--probe-address", &args.probe_address)?;
     let pod_labels = parse_labels(&args.pod_labels)?;
     if args.identity.is_empty() {
         bail!("--identity (or POD_NAME) must name this replica");
@@ -123,17 +110,8 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
         registry.cache_dir = dir.clone();
     }
     registry.insecure_registries = args.insecure_registries.clone();
-    let engine = HostEngine::new(HostConfig {
-        call_timeout: args.timeout,
-        memory_limit: args.memory_limit.saturating_mul(1 << 20),
-        ..HostConfig::default()
-    })?;
-    let cache = args
-        .cache_dir
-        .clone()
-        .or_else(CompileCache::default_dir)
-        .map(CompileCache::new);
-    let runtime = WasmRuntime::new(engine, cache)?;
+    let runtime =
+        super::server_runtime(args.timeout, args.memory_limit, args.cache_dir.as_deref())?;
 
     let tls = Arc::new(DynamicTls::new());
     let server = Server::bind(

@@ -1,7 +1,7 @@
 //! `xfn serve`: serve wasm functions over gRPC as Crossplane's
 //! `FunctionRunnerService` (v1 and v1beta1), many functions on one port.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,6 @@ use xfn_host::grpc::functions::{
 };
 use xfn_host::grpc::tls::{self, TlsFiles};
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
-use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Serve wasm functions over gRPC, as Crossplane calls functions.
 #[derive(Debug, clap::Args)]
@@ -79,7 +78,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     if specs.is_empty() {
         bail!("no functions to serve: use --functions FILE or --function NAME=PATH.wasm");
     }
-    let address = parse_address(&args.address)?;
+    let address = super::parse_address("--address", &args.address)?;
     let tls = match (&args.tls_certs_dir, args.insecure) {
         (_, true) => None,
         (Some(dir), false) => Some(
@@ -97,7 +96,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         registry.cache_dir = dir.clone();
     }
     let packages = OciPackages::new(registry, tokio::runtime::Handle::current());
-    let loader = Arc::new(Loader::with_packages(wasm_runtime(&args)?, packages));
+    let loader = Arc::new(Loader::with_packages(
+        super::server_runtime(args.timeout, args.memory_limit, args.cache_dir.as_deref())?,
+        packages,
+    ));
     let table = load(&loader, specs.clone()).await?;
     let function_ports = specs
         .iter()
@@ -169,33 +171,6 @@ fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
         spec.port = Some(port);
     }
     Ok(specs)
-}
-
-/// Parses `HOST:PORT`, or `:PORT` for every interface.
-fn parse_address(address: &str) -> Result<SocketAddr> {
-    let full = match address.strip_prefix(':') {
-        Some(port) => format!("0.0.0.0:{port}"),
-        None => address.to_owned(),
-    };
-    full.to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .with_context(|| format!("--address {address:?} is not HOST:PORT"))
-}
-
-fn wasm_runtime(args: &ServeArgs) -> Result<WasmRuntime> {
-    let config = HostConfig {
-        call_timeout: args.timeout,
-        memory_limit: args.memory_limit.saturating_mul(1 << 20),
-        ..HostConfig::default()
-    };
-    let engine = HostEngine::new(config)?;
-    let cache = args
-        .cache_dir
-        .clone()
-        .or_else(CompileCache::default_dir)
-        .map(CompileCache::new);
-    Ok(WasmRuntime::new(engine, cache)?)
 }
 
 /// Loads functions off the async runtime: compiling is CPU-bound.
@@ -322,23 +297,5 @@ impl Reloader {
                 self.reload().await;
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_addresses() {
-        assert_eq!(
-            parse_address(":9443").ok(),
-            Some(SocketAddr::from(([0, 0, 0, 0], 9443)))
-        );
-        assert_eq!(
-            parse_address("127.0.0.1:1").ok(),
-            Some(SocketAddr::from(([127, 0, 0, 1], 1)))
-        );
-        assert!(parse_address("nonsense").is_err());
     }
 }
