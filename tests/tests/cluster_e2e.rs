@@ -376,14 +376,94 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
         refused.stderr
     );
 
-    // Deleting the revision removes its routing: its Service goes (owner
-    // references) and the replica stops serving the function.
-    fake.delete(
+    // An upgrade: Crossplane makes revision 2 Active and revision 1
+    // Inactive. The replica switches to revision 2's component while calls
+    // keep coming, and none of them fails.
+    let v2_image = registry.reference("fns/function-patch-and-transform:v2");
+    let v2_wasm = std::fs::read(wasm_dir().join("function_patch_and_transform.wasm")).unwrap();
+    xfn_oci::push(v2_wasm, &v2_image, &metadata, &registry_options)
+        .await
+        .expect("push v2");
+    let before = handle.functions().get(PAT).cloned().expect("v1 served");
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let caller = tokio::spawn({
+        let stop = stop.clone();
+        let client_tls = xfn_host::grpc::ClientTls {
+            files: client_files.clone(),
+            server_name: None,
+        };
+        async move {
+            let options = xfn_host::grpc::ClientOptions {
+                tls: Some(client_tls),
+                authority: Some(format!("{PAT}.{NS}:9443")),
+                ..xfn_host::grpc::ClientOptions::default()
+            };
+            let function =
+                xfn_host::grpc::GrpcFunction::new(PAT, &address.to_string(), options).unwrap();
+            let (mut calls, mut failures) = (0, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let request = xfn_host::protocol::RunFunctionRequest::default();
+                if let Err(e) = xfn_host::Function::call(&function, &request, None).await {
+                    failures.push(e.to_string());
+                }
+                calls += 1;
+            }
+            (calls, failures)
+        }
+    });
+    fake.insert(revision(
+        "function-patch-and-transform-2",
+        PAT,
+        &v2_image,
+        "Active",
+    ))
+    .unwrap();
+    let mut v1 = get(
+        &fake,
         "pkg.crossplane.io/v1",
         "functionrevisions",
         None,
         "function-patch-and-transform-1",
+    )
+    .unwrap();
+    v1["spec"]["desiredState"] = json!("Inactive");
+    fake.insert(v1).unwrap();
+    eventually("revision 2's endpoint", || {
+        get(
+            &fake,
+            "pkg.crossplane.io/v1",
+            "functionrevisions",
+            None,
+            "function-patch-and-transform-2",
+        )
+        .is_some_and(|r| r["status"]["endpoint"].is_string())
+    })
+    .await;
+    eventually("the replica to serve revision 2", || {
+        handle
+            .functions()
+            .get(PAT)
+            .is_some_and(|now| !Arc::ptr_eq(now, &before))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (calls, failures) = caller.await.unwrap();
+    assert!(calls > 10, "only {calls} calls during the upgrade");
+    assert!(
+        failures.is_empty(),
+        "{} of {calls} calls failed: {failures:?}",
+        failures.len()
     );
+
+    // Deleting the revisions removes the routing: their Service goes (owner
+    // references) and the replica stops serving the function.
+    for name in [
+        "function-patch-and-transform-2",
+        "function-patch-and-transform-1",
+    ] {
+        fake.delete("pkg.crossplane.io/v1", "functionrevisions", None, name);
+    }
     eventually("the function to be unrouted", || {
         handle.functions().get(PAT).is_none()
     })
@@ -392,4 +472,5 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
         !tls.names().iter().any(|n| n.starts_with(PAT))
     })
     .await;
+    assert!(get(&fake, "v1", "services", Some(NS), PAT).is_none());
 }

@@ -255,4 +255,22 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
         )
         .unwrap();
     assert_eq!(lease["spec"]["holderIdentity"], json!(alive.identity));
+
+    // Every request the replicas made is one deploy/rbac.yaml allows.
+    let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");
+    let rules = xfn_tests::rbac::rules(&rbac);
+    let requests = fake.requests();
+    assert!(requests.len() > 20, "the replicas made requests");
+    for r in requests {
+        let Some(access) = xfn_tests::rbac::access(&r.method, &r.path, &r.query) else {
+            continue;
+        };
+        assert!(
+            xfn_tests::rbac::allows(&rules, &access),
+            "deploy/rbac.yaml does not allow {access:?} ({} {}?{})",
+            r.method,
+            r.path,
+            r.query
+        );
+    }
 }
