@@ -15,9 +15,9 @@
 //! * `fault`: `trap`, `loop`, `alloc` (1 GiB), `panic`, `error` or
 //!   `malformed` (a desired state that isn't JSON).
 //! * `secretMib: N` with `seed: S`: fill N MiB with a pattern made from S,
-//!   log `xfn.test/page-out` (a test host may then push the call's memory
-//!   to swap), and report the whole pattern pages it finds in its memory
-//!   under `xfn.test/found`.
+//!   report the whole pattern pages it finds in its memory under
+//!   `xfn.test/found`, then log `xfn.test/page-out` (a test host may then
+//!   push the call's memory to swap) and never touch the pattern again.
 //! * `scanMib: N` with `seed: S`: grow memory by N MiB without writing it,
 //!   and report the pattern pages of seed S it finds in all of its memory
 //!   under `xfn.test/found`: what an earlier call left behind.
@@ -95,9 +95,11 @@ pub fn run(req: &Request) -> Result<Response, String> {
 
     let found = if input.secret_mib > 0 {
         let secret = memory::write_secret(input.seed, input.secret_mib);
-        xfn_sdk::info!("xfn.test/page-out");
         let found = memory::count_secret_pages(input.seed);
-        drop(std::hint::black_box(secret));
+        // From here on the secret is not touched again: pushed to swap, it
+        // stays there until the host resets the memory for the next call.
+        xfn_sdk::info!("xfn.test/page-out");
+        std::mem::forget(std::hint::black_box(secret));
         Some(found)
     } else if input.scan_mib > 0 {
         memory::grow(input.scan_mib);
