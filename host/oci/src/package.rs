@@ -3,7 +3,6 @@
 //! from the repository name.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use serde::Deserialize;
 
@@ -85,34 +84,10 @@ struct FunctionSpec {
     capabilities: Option<Vec<String>>,
 }
 
-/// Reads `package.yaml` from an xpkg base layer (a tar archive, gzipped or not).
+/// Reads `package.yaml` from an xpkg base layer (a tar archive, gzipped or
+/// not), found as Crossplane finds it.
 pub fn from_package_layer(layer: &[u8]) -> Result<FunctionMetadata, String> {
-    let gzipped = layer.starts_with(&[0x1f, 0x8b]);
-    let reader: Box<dyn Read + '_> = if gzipped {
-        Box::new(flate2::read::GzDecoder::new(layer))
-    } else {
-        Box::new(layer)
-    };
-    let mut archive = tar::Archive::new(reader.take(MAX_UNPACKED));
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("the base layer is not a tar archive: {e}"))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| format!("cannot read the base layer: {e}"))?;
-        let path = entry
-            .path()
-            .map_err(|e| format!("bad path in the base layer: {e}"))?
-            .into_owned();
-        if path.strip_prefix("./").unwrap_or(&path) != std::path::Path::new(PACKAGE_FILE) {
-            continue;
-        }
-        let mut text = String::new();
-        entry
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {PACKAGE_FILE}: {e}"))?;
-        return from_package_yaml(&text);
-    }
-    Err(format!("the base layer has no {PACKAGE_FILE}"))
+    from_package_yaml(&crate::xpkg::read_package_yaml(layer)?)
 }
 
 /// Reads the Function object of a `package.yaml` stream.

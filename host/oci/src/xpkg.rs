@@ -808,7 +808,7 @@ fn uncompressed(layer: &[u8]) -> Result<Vec<u8>, String> {
 
 /// `package.yaml` from a base layer, found as Crossplane finds it: the
 /// first tar entry whose base name is `package.yaml`.
-fn read_package_yaml(layer: &[u8]) -> Result<String, String> {
+pub(crate) fn read_package_yaml(layer: &[u8]) -> Result<String, String> {
     let tar = uncompressed(layer)?;
     let mut archive = tar::Archive::new(tar.as_slice());
     let entries = archive

@@ -3,7 +3,6 @@
 //! writes the objects and statuses (see `xfn_host::cluster`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,18 +49,8 @@ pub struct ControllerArgs {
     /// How long a leader holds the Lease without renewing it.
     #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
     pub lease_duration: Duration,
-    /// Largest request accepted, in MiB.
-    #[arg(long, default_value_t = 4, value_name = "MIB")]
-    pub max_recv_message_size: usize,
-    /// Longest a call may run when the client sets no shorter gRPC deadline.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// Most memory one function call may use, in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory_limit: usize,
-    /// Where packages and compiled functions are cached.
-    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: super::ServerLimits,
     /// A registry (host or host:port) to reach over plain HTTP (repeatable).
     #[arg(long = "insecure-registry", value_name = "HOST")]
     pub insecure_registries: Vec<String>,
@@ -106,12 +95,11 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
     let client = kube_client(args.kube_api.as_deref()).await?;
 
     let mut registry = xfn_oci::RegistryOptions::default();
-    if let Some(dir) = &args.cache_dir {
+    if let Some(dir) = &args.limits.cache_dir {
         registry.cache_dir = dir.clone();
     }
     registry.insecure_registries = args.insecure_registries.clone();
-    let runtime =
-        super::server_runtime(args.timeout, args.memory_limit, args.cache_dir.as_deref())?;
+    let runtime = args.limits.runtime()?;
 
     let tls = Arc::new(DynamicTls::new());
     let server = Server::bind(
@@ -119,8 +107,8 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
             address,
             dynamic_tls: Some(tls.clone()),
             namespace: Some(args.namespace.clone()),
-            max_recv_message_size: args.max_recv_message_size.saturating_mul(1 << 20),
-            shutdown_grace: args.timeout + Duration::from_secs(5),
+            max_recv_message_size: args.limits.max_recv_message_bytes(),
+            shutdown_grace: args.limits.shutdown_grace(),
             ..ServerConfig::default()
         },
         FunctionTable::new(),

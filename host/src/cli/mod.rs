@@ -8,7 +8,6 @@ pub mod serve;
 pub mod validate;
 
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -27,24 +26,51 @@ pub fn parse_address(flag: &str, address: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
 }
 
-/// The wasm runtime of a server: calls limited to `timeout` and
-/// `memory_limit_mib`, compiled functions cached in `cache_dir` (else the
-/// user's cache directory).
-pub fn server_runtime(
-    timeout: Duration,
-    memory_limit_mib: usize,
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<WasmRuntime> {
-    let engine = HostEngine::new(HostConfig {
-        call_timeout: timeout,
-        memory_limit: memory_limit_mib.saturating_mul(1 << 20),
-        ..HostConfig::default()
-    })?;
-    let cache = cache_dir
-        .map(Path::to_path_buf)
-        .or_else(CompileCache::default_dir)
-        .map(CompileCache::new);
-    Ok(WasmRuntime::new(engine, cache)?)
+/// The limits and cache of a server's calls: the flags `xfn serve` and
+/// `xfn controller` share.
+#[derive(Debug, clap::Args)]
+pub struct ServerLimits {
+    /// Largest request accepted, in MiB.
+    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    pub max_recv_message_size: usize,
+    /// Longest a call may run when the client sets no shorter gRPC deadline.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// Most memory one function call may use, in MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory_limit: usize,
+    /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
+    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+impl ServerLimits {
+    /// The largest request, in bytes.
+    pub fn max_recv_message_bytes(&self) -> usize {
+        self.max_recv_message_size.saturating_mul(1 << 20)
+    }
+
+    /// How long shutdown waits for calls in flight: a call's limit and a
+    /// little more.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.timeout + Duration::from_secs(5)
+    }
+
+    /// The wasm runtime: calls limited as the flags say, compiled functions
+    /// cached in the cache directory.
+    pub fn runtime(&self) -> anyhow::Result<WasmRuntime> {
+        let engine = HostEngine::new(HostConfig {
+            call_timeout: self.timeout,
+            memory_limit: self.memory_limit.saturating_mul(1 << 20),
+            ..HostConfig::default()
+        })?;
+        let cache = self
+            .cache_dir
+            .clone()
+            .or_else(CompileCache::default_dir)
+            .map(CompileCache::new);
+        Ok(WasmRuntime::new(engine, cache)?)
+    }
 }
 
 #[cfg(test)]

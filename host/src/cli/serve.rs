@@ -44,18 +44,8 @@ pub struct ServeArgs {
     /// Only route authorities in this namespace (<function>.<namespace>); any namespace if unset.
     #[arg(long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
-    /// Largest request accepted, in MiB.
-    #[arg(long, default_value_t = 4, value_name = "MIB")]
-    pub max_recv_message_size: usize,
-    /// Longest a call may run when the client sets no shorter gRPC deadline.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// Most memory one function call may use, in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
-    pub memory_limit: usize,
-    /// Where compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
-    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub limits: super::ServerLimits,
     /// Threads that serve calls (each runs wasm on the spot); default: one
     /// per CPU. Set it to the CPUs the server may use: fewer threads hand
     /// work between each other less.
@@ -92,14 +82,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     };
 
     let mut registry = xfn_oci::RegistryOptions::default();
-    if let Some(dir) = &args.cache_dir {
+    if let Some(dir) = &args.limits.cache_dir {
         registry.cache_dir = dir.clone();
     }
     let packages = OciPackages::new(registry, tokio::runtime::Handle::current());
-    let loader = Arc::new(Loader::with_packages(
-        super::server_runtime(args.timeout, args.memory_limit, args.cache_dir.as_deref())?,
-        packages,
-    ));
+    let loader = Arc::new(Loader::with_packages(args.limits.runtime()?, packages));
     let table = load(&loader, specs.clone()).await?;
     let function_ports = specs
         .iter()
@@ -110,10 +97,10 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         function_ports,
         tls,
         dynamic_tls: None,
-        max_recv_message_size: args.max_recv_message_size.saturating_mul(1 << 20),
+        max_recv_message_size: args.limits.max_recv_message_bytes(),
         namespace: args.namespace.clone(),
         reflection: true,
-        shutdown_grace: args.timeout + Duration::from_secs(5),
+        shutdown_grace: args.limits.shutdown_grace(),
     };
     let plaintext = config.tls.is_none();
     let server = Server::bind(config, table).await?;

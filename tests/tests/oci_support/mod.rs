@@ -68,75 +68,98 @@ impl Registry {
     pub fn start_with(config: RegistryConfig) -> Registry {
         let binary = require("docker-registry");
         require("timeout");
-        let dir = tempfile::tempdir().expect("temp dir");
-        let storage = dir.path().join("storage");
-        std::fs::create_dir_all(&storage).unwrap();
-        let port = free_port();
-        let addr = format!("127.0.0.1:{port}");
+        // A free port can be taken again before the registry binds it (by
+        // another test's registry, even): then this registry exits at once,
+        // and another port is tried.
+        for attempt in 1..=5 {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let storage = dir.path().join("storage");
+            std::fs::create_dir_all(&storage).unwrap();
+            let port = free_port();
+            let addr = format!("127.0.0.1:{port}");
 
-        let mut yaml = format!(
-            "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
-             storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-             http:\n  addr: {addr}\n  secret: xfn-test-secret\n",
-            storage.display()
-        );
-        let mut ca_pem = None;
-        if config.tls {
-            let (ca, cert, key) = write_test_certificates(dir.path());
-            yaml.push_str(&format!(
-                "  tls:\n    certificate: {}\n    key: {}\n",
-                cert.display(),
-                key.display()
-            ));
-            ca_pem = Some(ca);
+            let mut yaml = format!(
+                "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\n\
+                 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
+                 http:\n  addr: {addr}\n  secret: xfn-test-secret\n",
+                storage.display()
+            );
+            let mut ca_pem = None;
+            if config.tls {
+                let (ca, cert, key) = write_test_certificates(dir.path());
+                yaml.push_str(&format!(
+                    "  tls:\n    certificate: {}\n    key: {}\n",
+                    cert.display(),
+                    key.display()
+                ));
+                ca_pem = Some(ca);
+            }
+            if let Some((user, password)) = &config.htpasswd {
+                let htpasswd = dir.path().join("htpasswd");
+                let output = Command::new(require("htpasswd"))
+                    .args(["-Bbn", user, password])
+                    .output()
+                    .expect("run htpasswd");
+                assert!(output.status.success(), "htpasswd failed");
+                std::fs::write(&htpasswd, &output.stdout).unwrap();
+                yaml.push_str(&format!(
+                    "auth:\n  htpasswd:\n    realm: xfn-test\n    path: {}\n",
+                    htpasswd.display()
+                ));
+            }
+            let config_path = dir.path().join("config.yml");
+            std::fs::write(&config_path, yaml).unwrap();
+            let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
+            let child = Command::new("timeout")
+                .arg(REGISTRY_LIFETIME_SECS.to_string())
+                .arg(&binary)
+                .arg("serve")
+                .arg(&config_path)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .expect("start docker-registry");
+            let mut registry = Registry {
+                addr,
+                storage,
+                ca_pem,
+                child: Some(child),
+                dir,
+            };
+            if registry.wait_until_listening() {
+                return registry;
+            }
+            eprintln!(
+                "docker-registry could not use {} (attempt {attempt}); trying another port",
+                registry.addr
+            );
         }
-        if let Some((user, password)) = &config.htpasswd {
-            let htpasswd = dir.path().join("htpasswd");
-            let output = Command::new(require("htpasswd"))
-                .args(["-Bbn", user, password])
-                .output()
-                .expect("run htpasswd");
-            assert!(output.status.success(), "htpasswd failed");
-            std::fs::write(&htpasswd, &output.stdout).unwrap();
-            yaml.push_str(&format!(
-                "auth:\n  htpasswd:\n    realm: xfn-test\n    path: {}\n",
-                htpasswd.display()
-            ));
-        }
-        let config_path = dir.path().join("config.yml");
-        std::fs::write(&config_path, yaml).unwrap();
-        let log = std::fs::File::create(dir.path().join("registry.log")).unwrap();
-        let child = Command::new("timeout")
-            .arg(REGISTRY_LIFETIME_SECS.to_string())
-            .arg(&binary)
-            .arg("serve")
-            .arg(&config_path)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .expect("start docker-registry");
-        let mut registry = Registry {
-            addr,
-            storage,
-            ca_pem,
-            child: Some(child),
-            dir,
-        };
-        registry.wait_until_listening();
-        registry
+        panic!("docker-registry could not start on a free port");
     }
 
-    fn wait_until_listening(&mut self) {
+    /// Waits for this registry to listen: `false` if it exited (its port
+    /// was taken), a panic if it neither listens nor exits in time.
+    fn wait_until_listening(&mut self) -> bool {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if TcpStream::connect(&self.addr).is_ok() {
-                return;
-            }
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                panic!("docker-registry exited ({status}):\n{}", self.log());
+                let log = self.log();
+                if log.contains("address already in use") {
+                    return false;
+                }
+                panic!("docker-registry exited ({status}):\n{log}");
+            }
+            if TcpStream::connect(&self.addr).is_ok() {
+                // Something listens; make sure it is this registry, not
+                // one that took the port first and made this one exit.
+                std::thread::sleep(Duration::from_millis(200));
+                match self.child.as_mut().map(Child::try_wait) {
+                    Some(Ok(None)) => return true,
+                    _ => continue,
+                }
             }
             std::thread::sleep(Duration::from_millis(50));
         }
