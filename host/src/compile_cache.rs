@@ -63,7 +63,9 @@ impl CompileCache {
     /// component could not be compiled; the caller names the function.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
         let path = self.entry_path(engine, wasm);
-        if let Some(component) = self.load(engine, &path) {
+        let found = self.load(engine, &path);
+        crate::metrics::record_compile_cache(found.is_some());
+        if let Some(component) = found {
             return Ok(component);
         }
         let compiled = engine

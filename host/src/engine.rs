@@ -70,10 +70,21 @@ impl HostEngine {
     /// Waits for one of the `max_concurrent_calls` call slots: at most as
     /// many calls hold an instance as the pool has slots, and the rest wait
     /// their turn instead of failing.
-    pub async fn call_slot(&self) -> Option<SemaphorePermit<'_>> {
+    pub async fn call_slot(&self) -> CallSlot<'_> {
         // The semaphore is never closed, so this always gets a permit.
-        self.inner.slots.acquire().await.ok()
+        let permit = self.inner.slots.acquire().await.ok();
+        CallSlot {
+            _permit: permit,
+            _in_use: crate::metrics::InstanceInUse::start(),
+        }
     }
+}
+
+/// A held call slot: room for one instance, counted in the metrics as in
+/// use until it is dropped.
+pub struct CallSlot<'a> {
+    _permit: Option<SemaphorePermit<'a>>,
+    _in_use: crate::metrics::InstanceInUse,
 }
 
 /// Bytes of each pooled table kept resident between calls.

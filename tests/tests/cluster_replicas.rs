@@ -14,7 +14,6 @@ use std::time::Duration;
 use base64::Engine as _;
 use oci_support::{Registry, free_port, hello_wasm, options};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use xfn_host::Function as _;
 use xfn_host::grpc::tls::CertificateAuthority;
 use xfn_host::grpc::{ClientOptions, ClientTls, GrpcFunction};
@@ -88,17 +87,9 @@ impl Replica {
     }
 
     async fn ready(&self) -> bool {
-        let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", self.probes)).await
-        else {
-            return false;
-        };
-        let request = "GET /readyz HTTP/1.1\r\nHost: xfn\r\nConnection: close\r\n\r\n";
-        if stream.write_all(request.as_bytes()).await.is_err() {
-            return false;
-        }
-        let mut answer = String::new();
-        let _ = stream.read_to_string(&mut answer).await;
-        answer.starts_with("HTTP/1.1 200")
+        xfn_tests::http_get(self.probes, "/readyz")
+            .await
+            .is_some_and(|(status, _)| status == 200)
     }
 
     /// Calls `function` on this replica as Crossplane does.
@@ -255,6 +246,17 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
         )
         .unwrap();
     assert_eq!(lease["spec"]["holderIdentity"], json!(alive.identity));
+
+    // The survivor's metrics count the calls it served, by function.
+    let (status, metrics) = xfn_tests::http_get(alive.probes, "/metrics")
+        .await
+        .expect("the metrics endpoint answers");
+    assert_eq!(status, 200, "{metrics}");
+    let served = metrics
+        .lines()
+        .find(|l| l.starts_with(r#"xfn_function_calls_total{function="function-bye",result="ok"}"#))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+    assert!(served.is_some_and(|n| n >= 1.0), "{metrics}");
 
     // Every request the replicas made is one deploy/rbac.yaml allows.
     let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");

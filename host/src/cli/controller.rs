@@ -12,9 +12,10 @@ use xfn_host::cluster::objects::Placement;
 use xfn_host::cluster::packages::OciProbe;
 use xfn_host::cluster::reconcile::Writer;
 use xfn_host::cluster::serving::Replica;
-use xfn_host::cluster::{controller, lease, probes};
+use xfn_host::cluster::{controller, lease};
 use xfn_host::grpc::sni::DynamicTls;
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
+use xfn_host::probes;
 
 /// Run xfn as Crossplane's External function runtime (`--package-runtime=Function=External`).
 #[derive(Debug, clap::Args)]

@@ -51,6 +51,9 @@ pub struct ServeArgs {
     /// work between each other less.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub workers: Option<u16>,
+    /// Also serve Prometheus metrics (/metrics) and probes (/healthz, /readyz) over plain HTTP here.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics_address: Option<String>,
     /// Reload when the functions file or a component changes (checked every 2 s).
     #[arg(long)]
     pub watch: bool,
@@ -69,6 +72,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         bail!("no functions to serve: use --functions FILE or --function NAME=PATH.wasm");
     }
     let address = super::parse_address("--address", &args.address)?;
+    let metrics_address = args
+        .metrics_address
+        .as_deref()
+        .map(|a| super::parse_address("--metrics-address", a))
+        .transpose()?;
     let tls = match (&args.tls_certs_dir, args.insecure) {
         (_, true) => None,
         (Some(dir), false) => Some(
@@ -118,6 +126,17 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         if let Some(addr) = server.function_addr(&spec.name) {
             eprintln!("xfn serve: {} alone on {addr}", spec.name);
         }
+    }
+
+    // Kept until the server stops: dropping it stops the metrics endpoint.
+    let (_metrics_stop, stop) = tokio::sync::watch::channel(false);
+    if let Some(address) = metrics_address {
+        let listener = xfn_host::probes::bind(address)
+            .await
+            .with_context(|| format!("cannot serve metrics on {address}"))?;
+        let (_, ready) = tokio::sync::watch::channel(true);
+        eprintln!("xfn serve: metrics on http://{address}/metrics");
+        tokio::spawn(xfn_host::probes::serve(listener, ready, stop));
     }
 
     let reloader = Reloader {

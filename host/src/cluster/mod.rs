@@ -21,7 +21,6 @@ pub mod crd;
 pub mod lease;
 pub mod objects;
 pub mod packages;
-pub mod probes;
 pub mod reconcile;
 pub mod serving;
 

@@ -33,6 +33,7 @@ use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
 use super::sni::{self, DynamicTls};
 use super::tls::TlsFiles;
 use super::{convert, deadline, status};
+use crate::metrics;
 
 /// gRPC's usual receive limit: 4 MiB.
 pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
@@ -371,13 +372,38 @@ impl Runner {
                 pinned: None,
             });
         let timeout = deadline::from_metadata(request.metadata()).map(deadline::for_guest);
-        let (name, function) = router::route(
+        let routed = router::route(
             &self.shared.table(),
             self.shared.namespace.as_deref(),
             &info,
-        )
-        .inspect_err(|status| tracing::warn!(message = status.message(), "unrouted call"))?;
-        let request = convert::request_from_proto(request.into_inner()).map_err(|e| {
+        );
+        let (name, function) = match routed {
+            Ok(routed) => routed,
+            Err(status) => {
+                metrics::record_unrouted();
+                tracing::warn!(message = status.message(), "unrouted call");
+                return Err(status);
+            }
+        };
+        let started = Instant::now();
+        let outcome = Self::call(&name, function, request.into_inner(), timeout).await;
+        let result = match &outcome {
+            Ok(_) => "ok",
+            Err(status) => metrics::code_label(status.code()),
+        };
+        metrics::record_call(&name, result, started.elapsed());
+        outcome
+    }
+
+    /// Runs a routed call, from the protobuf request to the protobuf
+    /// response.
+    async fn call(
+        name: &str,
+        function: Arc<dyn crate::Function>,
+        request: v1::RunFunctionRequest,
+        timeout: Option<Duration>,
+    ) -> Result<v1::RunFunctionResponse, Status> {
+        let request = convert::request_from_proto(request).map_err(|e| {
             Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
         })?;
 

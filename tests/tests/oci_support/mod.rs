@@ -217,10 +217,7 @@ impl Drop for Registry {
 }
 
 /// A port nobody listens on right now.
-pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a free port");
-    listener.local_addr().unwrap().port()
-}
+pub use xfn_tests::free_port;
 
 /// Writes a CA and a server certificate for 127.0.0.1 and localhost signed
 /// by it; returns the paths of the CA PEM, the certificate and the key.

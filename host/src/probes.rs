@@ -1,6 +1,7 @@
-//! The pod's HTTP endpoint for Kubernetes: `/healthz` (the process
-//! answers) and `/readyz` (the functions present at start are loaded, so
-//! the pod may join its Services).
+//! The pod's HTTP endpoint for Kubernetes and Prometheus: `/healthz` (the
+//! process answers), `/readyz` (the functions present at start are loaded,
+//! so the pod may join its Services) and `/metrics` (see
+//! [`metrics`](crate::metrics)).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use tokio::sync::watch;
 /// Longest a probe request may take, headers included.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Serves the probes on `listener` until `stop` turns true.
+/// Serves the probes and metrics on `listener` until `stop` turns true.
 pub async fn serve(
     listener: TcpListener,
     ready: watch::Receiver<bool>,
@@ -55,16 +56,35 @@ pub async fn serve(
 }
 
 fn answer(path: &str, ready: bool) -> Response<Full<Bytes>> {
-    let (status, body) = match path {
-        "/healthz" => (StatusCode::OK, "ok\n"),
-        "/readyz" if ready => (StatusCode::OK, "ready\n"),
-        "/readyz" => (StatusCode::SERVICE_UNAVAILABLE, "loading functions\n"),
-        _ => (StatusCode::NOT_FOUND, "not found\n"),
+    let (status, content_type, body) = match path {
+        "/healthz" => (StatusCode::OK, TEXT, Bytes::from_static(b"ok\n")),
+        "/readyz" if ready => (StatusCode::OK, TEXT, Bytes::from_static(b"ready\n")),
+        "/readyz" => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            TEXT,
+            Bytes::from_static(b"loading functions\n"),
+        ),
+        "/metrics" => (
+            StatusCode::OK,
+            crate::metrics::CONTENT_TYPE,
+            Bytes::from(crate::metrics::render()),
+        ),
+        _ => (
+            StatusCode::NOT_FOUND,
+            TEXT,
+            Bytes::from_static(b"not found\n"),
+        ),
     };
-    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static(content_type),
+    );
     response
 }
+
+const TEXT: &str = "text/plain; charset=utf-8";
 
 /// Binds the probe address.
 pub async fn bind(address: SocketAddr) -> std::io::Result<TcpListener> {
