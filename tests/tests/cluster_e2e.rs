@@ -114,6 +114,90 @@ fn render_through(target: SocketAddr, client_dir: &Path, server_name: &str) -> x
     run_xfn(dir.path(), &args)
 }
 
+/// One replica of the controller that leads: its writer and its serving
+/// side, on a real gRPC server at 127.0.0.1.
+struct Runtime {
+    address: SocketAddr,
+    handle: xfn_host::grpc::ServerHandle,
+    tls: Arc<DynamicTls>,
+    /// It leads while this is kept.
+    leading: watch::Sender<bool>,
+}
+
+impl Runtime {
+    /// Starts replica `identity` against `fake` and waits until it serves
+    /// the functions present at start.
+    async fn start(
+        fake: &FakeApiServer,
+        registry_options: &xfn_oci::RegistryOptions,
+        identity: &str,
+    ) -> Runtime {
+        let client = kube::Client::new(fake.service(), "default");
+        let pod_labels = BTreeMap::from([("app.kubernetes.io/name".to_owned(), "xfn".to_owned())]);
+        let placement = Placement {
+            namespace: NS.into(),
+            pod_labels: pod_labels.clone(),
+        };
+        let writer = Arc::new(Writer::new(
+            client.clone(),
+            placement,
+            Arc::new(OciProbe::new(registry_options.clone())),
+            identity,
+        ));
+        let (leading, leads) = watch::channel(true);
+        tokio::spawn(controller::run_while_leading(
+            client.clone(),
+            NS.into(),
+            writer,
+            leads,
+        ));
+
+        let tls = Arc::new(DynamicTls::new());
+        let server = Server::bind(
+            ServerConfig {
+                address: "127.0.0.1:0".parse().unwrap(),
+                dynamic_tls: Some(tls.clone()),
+                namespace: Some(NS.into()),
+                ..ServerConfig::default()
+            },
+            FunctionTable::new(),
+        )
+        .await
+        .unwrap();
+        let address = server.local_addr();
+        let handle = server.handle();
+        tokio::spawn(server.serve());
+        let engine = HostEngine::new(HostConfig {
+            max_concurrent_calls: 8,
+            ..HostConfig::default()
+        })
+        .unwrap();
+        let (ready_tx, mut ready) = watch::channel(false);
+        let replica = Replica {
+            client,
+            identity: identity.into(),
+            namespace: NS.into(),
+            pod_labels,
+            runtime: WasmRuntime::new(engine, None).unwrap(),
+            registry: registry_options.clone(),
+            server: handle.clone(),
+            tls: tls.clone(),
+            ready: ready_tx,
+        };
+        tokio::spawn(replica.run());
+        tokio::time::timeout(Duration::from_secs(30), ready.wait_for(|r| *r))
+            .await
+            .expect("the replica gets ready")
+            .unwrap();
+        Runtime {
+            address,
+            handle,
+            tls,
+            leading,
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     // The packages: function-patch-and-transform as an xpkg with its wasm
@@ -201,62 +285,12 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     .unwrap();
 
     // The controller's writer (this replica leads) and its serving side.
-    let client = kube::Client::new(fake.service(), "default");
-    let pod_labels = BTreeMap::from([("app.kubernetes.io/name".to_owned(), "xfn".to_owned())]);
-    let placement = Placement {
-        namespace: NS.into(),
-        pod_labels: pod_labels.clone(),
-    };
-    let writer = Arc::new(Writer::new(
-        client.clone(),
-        placement,
-        Arc::new(OciProbe::new(registry_options.clone())),
-        "xfn-0",
-    ));
-    let (_leading, leading) = watch::channel(true);
-    tokio::spawn(controller::run_while_leading(
-        client.clone(),
-        NS.into(),
-        writer,
-        leading,
-    ));
-
-    let tls = Arc::new(DynamicTls::new());
-    let server = Server::bind(
-        ServerConfig {
-            address: "127.0.0.1:0".parse().unwrap(),
-            dynamic_tls: Some(tls.clone()),
-            namespace: Some(NS.into()),
-            ..ServerConfig::default()
-        },
-        FunctionTable::new(),
-    )
-    .await
-    .unwrap();
-    let address = server.local_addr();
-    let handle = server.handle();
-    tokio::spawn(server.serve());
-    let engine = HostEngine::new(HostConfig {
-        max_concurrent_calls: 8,
-        ..HostConfig::default()
-    })
-    .unwrap();
-    let (ready_tx, mut ready) = watch::channel(false);
-    let replica = Replica {
-        client: client.clone(),
-        namespace: NS.into(),
-        pod_labels,
-        runtime: WasmRuntime::new(engine, None).unwrap(),
-        registry: registry_options.clone(),
-        server: handle.clone(),
-        tls: tls.clone(),
-        ready: ready_tx,
-    };
-    tokio::spawn(replica.run());
-    tokio::time::timeout(Duration::from_secs(30), ready.wait_for(|r| *r))
-        .await
-        .expect("the replica gets ready")
-        .unwrap();
+    let Runtime {
+        address,
+        handle,
+        tls,
+        leading: _leading,
+    } = Runtime::start(&fake, &registry_options, "xfn-0").await;
 
     // The writer made the Service, certificate and endpoint of the wasm function.
     eventually("the endpoint of function-patch-and-transform", || {
@@ -386,8 +420,11 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
         .expect("push v2");
     let before = handle.functions().get(PAT).cloned().expect("v1 served");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let calls_made = || made.load(std::sync::atomic::Ordering::SeqCst);
     let caller = tokio::spawn({
         let stop = stop.clone();
+        let made = made.clone();
         let client_tls = xfn_host::grpc::ClientTls {
             files: client_files.clone(),
             server_name: None,
@@ -407,10 +444,12 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
                     failures.push(e.to_string());
                 }
                 calls += 1;
+                made.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
             (calls, failures)
         }
     });
+    eventually("calls before the upgrade", || calls_made() >= 3).await;
     fake.insert(revision(
         "function-patch-and-transform-2",
         PAT,
@@ -446,10 +485,10 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
             .is_some_and(|now| !Arc::ptr_eq(now, &before))
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let at_switch = calls_made();
+    eventually("calls after the upgrade", || calls_made() >= at_switch + 3).await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let (calls, failures) = caller.await.unwrap();
-    assert!(calls > 10, "only {calls} calls during the upgrade");
     assert!(
         failures.is_empty(),
         "{} of {calls} calls failed: {failures:?}",
@@ -473,4 +512,157 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     })
     .await;
     assert!(get(&fake, "v1", "services", Some(NS), PAT).is_none());
+}
+
+/// A wasm artifact at `repo_tag` whose only layer is `wasm`, as it is,
+/// pushed without xfn's checks.
+fn push_raw_wasm(registry: &Registry, wasm: &[u8], repo_tag: &str) {
+    let layout = Layout::new();
+    let blob = layout.blob(wasm);
+    let config = layout
+        .json(&json!({"architecture": "wasm", "os": "wasip2", "layerDigests": [blob.digest]}));
+    let manifest = layout.manifest(
+        "application/vnd.wasm.config.v0+json",
+        &config,
+        json!([layer("application/wasm", &blob, &[])]),
+    );
+    layout.copy_to(
+        registry,
+        &manifest,
+        "application/vnd.oci.image.manifest.v1+json",
+        repo_tag,
+    );
+}
+
+/// The Warning events on revision `name`.
+fn warnings(fake: &FakeApiServer, name: &str) -> Vec<Value> {
+    fake.list("events.k8s.io/v1", "events", None)
+        .into_iter()
+        .filter(|e| e["type"] == "Warning" && e["regarding"]["name"] == name)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_packages_are_reported_on_their_revisions_and_the_others_keep_serving() {
+    let registry = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let registry_options = options(&work.path().join("cache"));
+    // A core module (a wasm32-wasip1 build) where a component belongs.
+    push_raw_wasm(
+        &registry,
+        &wasm_encoder::Module::new().finish(),
+        "fns/core-module:v1",
+    );
+    // A component xfn can pull but not run: it exports nothing.
+    push_raw_wasm(
+        &registry,
+        &oci_support::component_importing(&[]),
+        "fns/no-export:v1",
+    );
+    let hello = registry.reference("fns/hello:v1");
+    xfn_oci::push(
+        oci_support::hello_wasm(),
+        &hello,
+        &xfn_oci::PushMetadata::default(),
+        &registry_options,
+    )
+    .await
+    .expect("push hello");
+
+    let fake = FakeApiServer::new();
+    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
+    fake.insert(secret(
+        "crossplane-root-ca",
+        &[
+            ("tls.crt", ca.cert_pem().as_bytes()),
+            ("tls.key", ca.key_pem().as_bytes()),
+        ],
+    ))
+    .unwrap();
+    for (name, image) in [
+        ("function-module", registry.reference("fns/core-module:v1")),
+        ("function-no-export", registry.reference("fns/no-export:v1")),
+        ("function-hello", hello.clone()),
+    ] {
+        fake.insert(function(name, &image)).unwrap();
+        fake.insert(revision(&format!("{name}-1"), name, &image, "Active"))
+            .unwrap();
+    }
+    let Runtime {
+        handle,
+        leading: _leading,
+        ..
+    } = Runtime::start(&fake, &registry_options, "xfn-0").await;
+
+    // The leader can't use the core module: the revision says why.
+    let healthy = |name: &str| {
+        get(
+            &fake,
+            "pkg.crossplane.io/v1",
+            "functionrevisions",
+            None,
+            name,
+        )
+        .and_then(|r| {
+            r["status"]["conditions"]
+                .as_array()?
+                .iter()
+                .find(|c| c["type"] == "RuntimeHealthy")
+                .cloned()
+        })
+        .unwrap_or(Value::Null)
+    };
+    eventually("function-module-1 to be unhealthy", || {
+        healthy("function-module-1")["status"] == "False"
+    })
+    .await;
+    let condition = healthy("function-module-1");
+    let message = condition["message"].as_str().unwrap_or_default();
+    assert!(message.contains("core wasm module"), "{condition}");
+    eventually("a Warning event with that message", || {
+        warnings(&fake, "function-module-1")
+            .iter()
+            .any(|e| e["note"] == json!(message))
+    })
+    .await;
+
+    // The component without an export passes the leader's checks, but no
+    // replica can load it: each says so on the revision, once.
+    eventually("a LoadFunction event on function-no-export-1", || {
+        warnings(&fake, "function-no-export-1")
+            .iter()
+            .any(|e| e["reason"] == "LoadFunction")
+    })
+    .await;
+    let events = warnings(&fake, "function-no-export-1");
+    let note = events[0]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("replica xfn-0 cannot serve this revision: "),
+        "{note}"
+    );
+    assert!(note.contains("run-function"), "{note}");
+
+    // The healthy function is served all along.
+    eventually("function-hello to be served", || {
+        handle.functions().get("function-hello").is_some()
+    })
+    .await;
+    assert_eq!(healthy("function-hello-1")["status"], "True");
+    assert!(handle.functions().get("function-no-export").is_none());
+    assert!(handle.functions().get("function-module").is_none());
+
+    // Another change makes the replica sync again; the failure isn't
+    // reported twice.
+    fake.insert(function("function-bye", &hello)).unwrap();
+    fake.insert(revision("function-bye-1", "function-bye", &hello, "Active"))
+        .unwrap();
+    eventually("function-bye to be served", || {
+        handle.functions().get("function-bye").is_some()
+    })
+    .await;
+    let load_events = warnings(&fake, "function-no-export-1")
+        .into_iter()
+        .filter(|e| e["reason"] == "LoadFunction")
+        .count();
+    assert_eq!(load_events, 1);
 }

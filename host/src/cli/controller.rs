@@ -153,6 +153,7 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
     tokio::spawn(
         Replica {
             client,
+            identity: args.identity.clone(),
             namespace: args.namespace.clone(),
             pod_labels,
             runtime,

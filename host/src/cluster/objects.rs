@@ -419,7 +419,7 @@ pub fn runtime_status(
         "lastTransitionTime": since,
     });
     if let Some(message) = message {
-        condition["message"] = json!(message);
+        condition["message"] = json!(super::bounded_message(message));
     }
     if let Some(generation) = revision.metadata.generation {
         condition["observedGeneration"] = json!(generation);

@@ -500,7 +500,7 @@ impl Writer {
         let event = Event {
             type_,
             reason: reason.to_owned(),
-            note: Some(note.chars().take(1024).collect()),
+            note: Some(super::bounded_message(note)),
             action: "Reconcile".into(),
             secondary: None,
         };

@@ -7,8 +7,11 @@
 //! revision under its Service's name, which is the first label of the
 //! authority Crossplane dials, with the certificate for that name, and
 //! requires client certificates from Crossplane's CA. A function that
-//! fails to load is logged and the others keep serving; a function whose
-//! new version fails to load keeps serving its old one.
+//! fails to load is logged and reported as a Warning event on its
+//! revision, and the others keep serving; a function whose new version
+//! fails to load keeps serving its old one. Functions load a few at a
+//! time, each within a deadline, while certificates keep following their
+//! Secrets.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -16,9 +19,10 @@ use std::time::Duration;
 
 use futures_util::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, ResourceExt};
+use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::watch;
 
 use super::crd::FunctionRevision;
@@ -34,10 +38,18 @@ pub const TLS_NAMES_ANNOTATION: &str = "xfn.dev/tls-names";
 /// How long to gather changes before acting on them.
 const SETTLE: Duration = Duration::from_millis(100);
 
+/// Most functions pulled and compiled at once.
+const LOADS_AT_ONCE: usize = 4;
+
+/// Longest one function may take to pull, compile and start.
+const LOAD_DEADLINE: Duration = Duration::from_secs(300);
+
 /// One replica's serving side.
 pub struct Replica {
     /// The API.
     pub client: Client,
+    /// This pod's name, which reports its events.
+    pub identity: String,
     /// Crossplane's namespace.
     pub namespace: String,
     /// The labels of xfn's pods: a Service selecting exactly these is one
@@ -57,9 +69,10 @@ pub struct Replica {
     pub ready: watch::Sender<bool>,
 }
 
-/// A loaded function and the image it came from.
+/// A loaded function and the revision it came from.
 struct Loaded {
     image: String,
+    revision: String,
     function: Arc<WasmFunction>,
 }
 
@@ -128,31 +141,62 @@ impl Replica {
                 next = changes.next() => if next.is_none() { return },
             }
         }
-        let mut state = State::default();
         let view = View {
             revisions: &revisions,
             services: &services,
             secrets: &secrets,
             root_ca: &root_ca,
         };
-        self.sync(&view, &mut state).await;
-        self.ready.send_replace(true);
-        tracing::info!("serving the functions present at start");
-        while changes.next().await.is_some() {
+        let mut tls = TlsState::default();
+        let mut functions = FunctionState {
+            recorder: Recorder::new(
+                self.client.clone(),
+                Reporter {
+                    controller: "xfn".into(),
+                    instance: Some(self.identity.clone()),
+                },
+            ),
+            loaded: HashMap::new(),
+            failures: HashMap::new(),
+        };
+        let mut first = true;
+        loop {
+            self.sync_tls(&view, &mut tls);
+            // Load while the watches go on, so that certificates keep
+            // following their Secrets during a long pull.
+            let mut changed = false;
+            {
+                let sync = self.sync_functions(&view, &mut functions);
+                tokio::pin!(sync);
+                loop {
+                    tokio::select! {
+                        () = &mut sync => break,
+                        next = changes.next() => match next {
+                            Some(()) => {
+                                changed = true;
+                                self.sync_tls(&view, &mut tls);
+                            }
+                            None => return,
+                        },
+                    }
+                }
+            }
+            if first {
+                self.ready.send_replace(true);
+                tracing::info!("serving the functions present at start");
+                first = false;
+            }
+            if !changed && changes.next().await.is_none() {
+                return;
+            }
             // Gather what else changed meanwhile, then act once.
             tokio::time::sleep(SETTLE).await;
             while let Some(Some(())) = changes.next().now_or_never() {}
-            self.sync(&view, &mut state).await;
         }
     }
 
-    async fn sync(&self, view: &View<'_>, state: &mut State) {
-        self.sync_tls(view, state);
-        self.sync_functions(view, state).await;
-    }
-
     /// Sets the client CA and the certificate of every function.
-    fn sync_tls(&self, view: &View<'_>, state: &mut State) {
+    fn sync_tls(&self, view: &View<'_>, state: &mut TlsState) {
         let ca = view
             .root_ca
             .state()
@@ -208,37 +252,62 @@ impl Replica {
         }
     }
 
-    /// Loads what changed and serves the set.
-    async fn sync_functions(&self, view: &View<'_>, state: &mut State) {
+    /// Loads what changed, a few at a time, and serves the set.
+    async fn sync_functions(&self, view: &View<'_>, state: &mut FunctionState) {
         let wanted = self.wanted(view);
+        let to_load: Vec<(&String, &Wanted, bool)> = wanted
+            .iter()
+            .filter_map(|(name, want)| {
+                let loaded = state.loaded.get(name);
+                if loaded.is_some_and(|l| l.revision == want.revision && l.image == want.image) {
+                    return None;
+                }
+                // A new revision of the same tag: the tag has moved.
+                let moved =
+                    loaded.is_some_and(|l| l.image == want.image) && !want.image.contains('@');
+                Some((name, want, moved))
+            })
+            .collect();
+        // Futures made up front: the stream then holds no closure that
+        // borrows, which keeps the replica's future `Send`.
+        let loads: Vec<_> = to_load
+            .into_iter()
+            .map(|(name, want, moved)| self.load_within_deadline(name, want, moved))
+            .collect();
+        let outcomes: Vec<_> = futures_util::stream::iter(loads)
+            .buffer_unordered(LOADS_AT_ONCE)
+            .collect()
+            .await;
         let mut changed = false;
-        for (name, want) in &wanted {
-            if state
-                .loaded
-                .get(name)
-                .is_some_and(|l| l.image == want.image)
-            {
-                continue;
-            }
-            match self.load(name, want).await {
+        for (name, want, outcome) in outcomes {
+            match outcome {
                 Ok(function) => {
                     tracing::info!(function = %name, image = %want.image, revision = %want.revision, "loaded");
+                    state.failures.remove(name);
                     state.loaded.insert(
                         name.clone(),
                         Loaded {
                             image: want.image.clone(),
+                            revision: want.revision.clone(),
                             function,
                         },
                     );
                     changed = true;
                 }
                 Err(e) => {
-                    tracing::error!(function = %name, image = %want.image, revision = %want.revision, "cannot serve: {e}")
+                    tracing::error!(function = %name, image = %want.image, revision = %want.revision, "cannot serve: {e}");
+                    let failure = (want.revision.clone(), e);
+                    if state.failures.get(name) != Some(&failure) {
+                        self.report_failure(view, &state.recorder, &failure.0, &failure.1)
+                            .await;
+                        state.failures.insert(name.clone(), failure);
+                    }
                 }
             }
         }
         let before = state.loaded.len();
         state.loaded.retain(|name, _| wanted.contains_key(name));
+        state.failures.retain(|name, _| wanted.contains_key(name));
         changed |= state.loaded.len() != before;
         if changed {
             let mut table = FunctionTable::new();
@@ -246,6 +315,51 @@ impl Replica {
                 table.insert(name.clone(), loaded.function.clone());
             }
             self.server.reload(table).await;
+        }
+    }
+
+    /// [`Replica::load`] within [`LOAD_DEADLINE`], with what it loaded.
+    async fn load_within_deadline<'w>(
+        &self,
+        name: &'w String,
+        want: &'w Wanted,
+        moved: bool,
+    ) -> (&'w String, &'w Wanted, Result<Arc<WasmFunction>, String>) {
+        let outcome = tokio::time::timeout(LOAD_DEADLINE, self.load(name, want, moved))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "pulling, compiling and starting took longer than {}s",
+                    LOAD_DEADLINE.as_secs()
+                ))
+            });
+        (name, want, outcome)
+    }
+
+    /// A Warning event on `revision`: this replica cannot serve it.
+    async fn report_failure(
+        &self,
+        view: &View<'_>,
+        recorder: &Recorder,
+        revision: &str,
+        error: &str,
+    ) {
+        let Some(found) = view.revisions.get(&reflector::ObjectRef::new(revision)) else {
+            return;
+        };
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "LoadFunction".into(),
+            note: Some(super::bounded_message(&format!(
+                "replica {} cannot serve this revision: {error}",
+                self.identity
+            ))),
+            action: "Load".into(),
+            secondary: None,
+        };
+        // An event is a courtesy: failing to record one is logged, not fatal.
+        if let Err(e) = recorder.publish(&event, &found.object_ref(&())).await {
+            tracing::warn!("cannot record an event on {revision}: {e}");
         }
     }
 
@@ -263,19 +377,7 @@ impl Replica {
             if !selects_us {
                 continue;
             }
-            // The Active revision among the Service's owners (during an
-            // upgrade the old and the new one may both own it).
-            let active = service
-                .owner_references()
-                .iter()
-                .filter(|o| o.kind == "FunctionRevision")
-                .filter_map(|o| {
-                    let revision = view.revisions.get(&reflector::ObjectRef::new(&o.name))?;
-                    (revision.is_active() && revision.uid().as_deref() == Some(o.uid.as_str()))
-                        .then_some(revision)
-                })
-                .next();
-            let Some(revision) = active else {
+            let Some(revision) = active_revision(view, &service) else {
                 continue;
             };
             let Some(image) = revision.image() else {
@@ -300,8 +402,14 @@ impl Replica {
         wanted
     }
 
-    /// Pulls and compiles one function, and checks that it starts.
-    async fn load(&self, name: &str, want: &Wanted) -> Result<Arc<WasmFunction>, String> {
+    /// Pulls and compiles one function, and checks that it starts. A tag
+    /// that has `moved` is pulled again even if the cache has it.
+    async fn load(
+        &self,
+        name: &str,
+        want: &Wanted,
+        moved: bool,
+    ) -> Result<Arc<WasmFunction>, String> {
         let mut registry = self.registry.clone();
         let secrets = Api::<Secret>::namespaced(self.client.clone(), &self.namespace);
         for secret in &want.pull_secrets {
@@ -316,7 +424,12 @@ impl Replica {
                     .push((format!("pull secret {}/{secret}", self.namespace), config));
             }
         }
-        let pulled = xfn_oci::resolve(&want.image, xfn_oci::PullPolicy::IfNotPresent, &registry)
+        let policy = if moved {
+            xfn_oci::PullPolicy::Always
+        } else {
+            xfn_oci::PullPolicy::IfNotPresent
+        };
+        let pulled = xfn_oci::resolve(&want.image, policy, &registry)
             .await
             .map_err(|e| e.to_string())?;
         let runtime = self.runtime.clone();
@@ -333,6 +446,37 @@ impl Replica {
     }
 }
 
+/// The Active revision a Service of xfn's is for: the Active one among its
+/// owners (during an upgrade the old and the new one may both own it), else
+/// the Active revision of the same package. The latter covers the moment
+/// in an upgrade when Crossplane has made the old revision Inactive and
+/// the leader hasn't yet added the new one as an owner: the function stays
+/// routed, to the new revision.
+fn active_revision(view: &View<'_>, service: &Service) -> Option<Arc<FunctionRevision>> {
+    let owners: Vec<Arc<FunctionRevision>> = service
+        .owner_references()
+        .iter()
+        .filter(|o| o.kind == "FunctionRevision")
+        .filter_map(|o| {
+            let revision = view.revisions.get(&reflector::ObjectRef::new(&o.name))?;
+            (revision.uid().as_deref() == Some(o.uid.as_str())).then_some(revision)
+        })
+        .collect();
+    if let Some(active) = owners.iter().find(|r| r.is_active()) {
+        return Some(active.clone());
+    }
+    let packages: BTreeSet<&String> = owners
+        .iter()
+        .filter_map(|r| r.labels().get(super::crd::LABEL_PACKAGE))
+        .collect();
+    view.revisions.state().into_iter().find(|r| {
+        r.is_active()
+            && r.labels()
+                .get(super::crd::LABEL_PACKAGE)
+                .is_some_and(|p| packages.contains(p))
+    })
+}
+
 /// The stores a replica reads.
 struct View<'a> {
     revisions: &'a Store<FunctionRevision>,
@@ -341,13 +485,20 @@ struct View<'a> {
     root_ca: &'a Store<Secret>,
 }
 
-/// What a replica serves now.
+/// The certificates a replica serves now.
 #[derive(Default)]
-struct State {
-    loaded: HashMap<String, Loaded>,
+struct TlsState {
     client_ca: Option<Vec<u8>>,
     /// Certificate and key by the names they serve.
     certs: HashMap<String, (Vec<u8>, Vec<u8>)>,
+}
+
+/// The functions a replica serves now, and those it could not load.
+struct FunctionState {
+    recorder: Recorder,
+    loaded: HashMap<String, Loaded>,
+    /// The last failure by function: revision and error, reported once.
+    failures: HashMap<String, (String, String)>,
 }
 
 fn secret_data(secret: &Secret, key: &str) -> Option<Vec<u8>> {
