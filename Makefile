@@ -63,7 +63,7 @@ test: wasm venv deps
 
 ## Benchmarks ----------------------------------------------------------------
 
-bench: wasm venv
+bench: wasm venv deps
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn-host --bin xfn
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		$(CARGO) bench -p xfn-host --bench host

@@ -9,13 +9,23 @@
 //! 4. `xfn serve` vs the Python SDK under load, 1/8/64 concurrent streams;
 //! 5. resident memory of one `xfn serve` holding N functions vs N Python
 //!    function processes;
-//! 6. cost vs request size, in-process and through gRPC.
+//! 6. cost vs request size, in-process and through gRPC;
+//! 7. resident memory of one `xfn controller` pod serving 100 functions
+//!    from a real registry (Crossplane's objects in the fake API server)
+//!    vs 100 function Deployments, one Python SDK process each.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
 //! no report. Item numbers after `--` run just those items and print their
 //! figures without writing the report, e.g.
 //! `cargo bench -p xfn-tests --bench suite -- 1 4`.
+
+#[allow(dead_code)]
+#[path = "../tests/oci_support/mod.rs"]
+mod oci_support;
+
+#[path = "suite/cluster_pod.rs"]
+mod cluster_pod;
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -74,10 +84,13 @@ fn main() {
                 if suite.wants(4) || suite.wants(5) {
                     suite.serve_vs_python(&bin);
                 }
+                if suite.wants(7) {
+                    suite.cluster_pod(&bin);
+                }
             }
             None => suite.notes.push(
                 "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
-                 items 3-5 skipped"
+                 items 3-5 and 7 skipped"
                     .into(),
             ),
         }
@@ -511,6 +524,52 @@ impl Suite {
         });
     }
 
+    /// Item 7: one `xfn controller` pod serving 100 functions, beside 100
+    /// function Deployments (one Python SDK process each).
+    fn cluster_pod(&mut self, bin: &Path) {
+        const FUNCTIONS: usize = 100;
+        let python = match Peer::python() {
+            Ok(p) => p,
+            Err(e) => {
+                self.notes
+                    .push(format!("the Python SDK function did not start: {e}"));
+                return;
+            }
+        };
+        let request = request_to_proto(hello_request(0)).expect("proto request");
+        if let Err(e) = self.rt.block_on(call_once(&python.target, None, &request)) {
+            self.notes.push(format!("the Python SDK function: {e}"));
+            return;
+        }
+        let py_rss = rss_kib(python.child.id());
+        let hello =
+            std::fs::read(xfn_tests::wasm_dir().join("hello.wasm")).expect("read hello.wasm");
+        let components: Vec<Vec<u8>> = (0..FUNCTIONS)
+            .map(|i| with_custom_section(&hello, i))
+            .collect();
+        match self
+            .rt
+            .block_on(cluster_pod::controller_rss_kib(bin, &components))
+        {
+            Ok(rss) => {
+                let peer = py_rss * FUNCTIONS as f64;
+                self.rows.push(Row {
+                    item: "7 cluster pod memory",
+                    what: format!("xfn controller pod, {FUNCTIONS} functions"),
+                    value: rss / 1024.0,
+                    unit: "MiB",
+                    peer_what: format!(
+                        "{FUNCTIONS} function Deployments (Python SDK process each)"
+                    ),
+                    peer: peer / 1024.0,
+                    target: "< 1/10 of Python".into(),
+                    met: Some(rss < peer / 10.0),
+                });
+            }
+            Err(e) => self.notes.push(format!("xfn controller pod: {e}")),
+        }
+    }
+
     /// Items 4 and 5: `xfn serve` and the Python SDK as processes.
     fn serve_vs_python(&mut self, bin: &Path) {
         let hello = xfn_tests::wasm_dir().join("hello.wasm");
@@ -817,7 +876,7 @@ fn with_custom_section(component: &[u8], i: usize) -> Vec<u8> {
     out
 }
 
-fn rss_kib(pid: u32) -> f64 {
+pub(crate) fn rss_kib(pid: u32) -> f64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()

@@ -17,7 +17,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use oci_support::{Layout, Registry, layer, options, tar_gz};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -31,6 +30,7 @@ use xfn_host::grpc::tls::{CertificateAuthority, TlsFiles};
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
 use xfn_host::{HostConfig, HostEngine, WasmRuntime};
 use xfn_kube_fake::FakeApiServer;
+use xfn_kube_fake::crossplane::{function, function_revision as revision};
 use xfn_tests::{run_xfn, wasm_dir};
 
 const NS: &str = "crossplane-system";
@@ -45,28 +45,8 @@ spec:
   capabilities: [composition]
 ";
 
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
 fn secret(name: &str, data: &[(&str, &[u8])]) -> Value {
-    let data: BTreeMap<&str, String> = data.iter().map(|(k, v)| (*k, b64(v))).collect();
-    json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NS}, "data": data})
-}
-
-fn function(name: &str, package: &str) -> Value {
-    json!({"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
-           "metadata": {"name": name}, "spec": {"package": package}})
-}
-
-fn revision(name: &str, function: &str, image: &str, state: &str) -> Value {
-    json!({
-        "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
-        "metadata": {"name": name, "labels": {"pkg.crossplane.io/package": function}},
-        "spec": {"desiredState": state, "image": image, "revision": 1},
-        "status": {"conditions": [{"type": "RevisionHealthy", "status": "True",
-            "reason": "HealthyPackageRevision", "lastTransitionTime": "2026-11-01T00:00:00Z"}]},
-    })
+    xfn_kube_fake::crossplane::secret(name, NS, data)
 }
 
 fn get(

@@ -6,12 +6,10 @@
 
 mod oci_support;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use base64::Engine as _;
 use oci_support::{Registry, free_port, hello_wasm, options};
 use serde_json::{Value, json};
 use xfn_host::Function as _;
@@ -32,23 +30,15 @@ spec:
   capabilities: [composition]
 ";
 
-fn b64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
 fn function_and_revision(fake: &FakeApiServer, name: &str, image: &str) {
-    fake.insert(
-        json!({"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
-        "metadata": {"name": name}, "spec": {"package": image}}),
-    )
-    .unwrap();
-    fake.insert(json!({
-        "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
-        "metadata": {"name": format!("{name}-1"), "labels": {"pkg.crossplane.io/package": name}},
-        "spec": {"desiredState": "Active", "image": image, "revision": 1},
-        "status": {"conditions": [{"type": "RevisionHealthy", "status": "True",
-            "reason": "HealthyPackageRevision", "lastTransitionTime": "2026-11-01T00:00:00Z"}]},
-    }))
+    use xfn_kube_fake::crossplane::{function, function_revision};
+    fake.insert(function(name, image)).unwrap();
+    fake.insert(function_revision(
+        &format!("{name}-1"),
+        name,
+        image,
+        "Active",
+    ))
     .unwrap();
 }
 
@@ -172,14 +162,15 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
     let (api, _api_handle) = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let api = format!("http://{api}");
     let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    let data: BTreeMap<&str, String> = [
-        ("tls.crt", b64(ca.cert_pem().as_bytes())),
-        ("tls.key", b64(ca.key_pem().as_bytes())),
-    ]
-    .into();
-    fake.insert(json!({"apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "crossplane-root-ca", "namespace": NS}, "data": data}))
-        .unwrap();
+    fake.insert(xfn_kube_fake::crossplane::secret(
+        "crossplane-root-ca",
+        NS,
+        &[
+            ("tls.crt", ca.cert_pem().as_bytes()),
+            ("tls.key", ca.key_pem().as_bytes()),
+        ],
+    ))
+    .unwrap();
     function_and_revision(&fake, "function-hello", &image);
     let client_tls = ClientTls {
         files: ca.issue_client("crossplane").unwrap(),

@@ -50,36 +50,7 @@ pub fn root_ca() -> Value {
     })
 }
 
-/// A revision as Crossplane's package manager writes it.
-pub fn revision(name: &str, function: &str, image: &str, state: &str) -> Value {
-    json!({
-        "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
-        "metadata": {
-            "name": name,
-            "labels": {"pkg.crossplane.io/package": function},
-            "ownerReferences": [{"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
-                "name": function, "uid": format!("{function}-uid"), "controller": true}],
-        },
-        "spec": {
-            "desiredState": state, "image": image, "revision": 1,
-            "ignoreCrossplaneConstraints": false, "packagePullPolicy": "IfNotPresent",
-            "skipDependencyResolution": false,
-        },
-        "status": {
-            "conditions": [{"type": "RevisionHealthy", "status": "True", "reason": "HealthyPackageRevision",
-                "lastTransitionTime": "2026-11-01T00:00:00Z"}],
-            "capabilities": ["composition"],
-        },
-    })
-}
-
-pub fn function(name: &str, package: &str) -> Value {
-    json!({
-        "apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
-        "metadata": {"name": name},
-        "spec": {"package": package},
-    })
-}
+pub use xfn_kube_fake::crossplane::{function, function_revision as revision};
 
 /// A writer in [`NS`] for xfn pods labelled `app.kubernetes.io/name: xfn`,
 /// with the test's packages.

@@ -16,6 +16,7 @@
 //! ```
 
 mod body;
+pub mod crossplane;
 mod delete;
 mod discovery;
 mod hooks;
