@@ -18,12 +18,27 @@ pub struct HostConfig {
     pub pooling: bool,
     /// How many calls may hold an instance at once (the pool's size).
     pub max_concurrent_calls: u32,
+    /// How many of those slots one function may hold at once, so that one
+    /// slow or busy function cannot take them all; `None` is half the pool
+    /// (at least one). Its further calls wait for one of its own slots.
+    pub max_calls_per_function: Option<u32>,
     /// Bytes of a pooled memory that a call wrote and that stay mapped
     /// (zeroed in place) for the next call instead of being returned to the
     /// kernel and faulted back in page by page. Bigger makes large requests
     /// cost in proportion to their size; each pool slot may then hold this
     /// much resident after a large call.
     pub keep_resident: usize,
+}
+
+impl HostConfig {
+    /// The slots one function may hold at once: `max_calls_per_function`,
+    /// else half the pool, never more than the pool nor fewer than one.
+    pub fn calls_per_function(&self) -> u32 {
+        let pool = self.max_concurrent_calls.max(1);
+        self.max_calls_per_function
+            .unwrap_or(pool / 2)
+            .clamp(1, pool)
+    }
 }
 
 impl Default for HostConfig {
@@ -35,6 +50,7 @@ impl Default for HostConfig {
             stderr_capture: 64 << 10,
             pooling: true,
             max_concurrent_calls: 128,
+            max_calls_per_function: None,
             keep_resident: 16 << 20,
         }
     }

@@ -67,23 +67,39 @@ impl HostEngine {
         &self.inner.config
     }
 
-    /// Waits for one of the `max_concurrent_calls` call slots: at most as
-    /// many calls hold an instance as the pool has slots, and the rest wait
-    /// their turn instead of failing.
-    pub async fn call_slot(&self) -> CallSlot<'_> {
-        // The semaphore is never closed, so this always gets a permit.
-        let permit = self.inner.slots.acquire().await.ok();
+    /// Waits for one of `function`'s own slots (see
+    /// [`HostConfig::calls_per_function`]), then for one of the
+    /// `max_concurrent_calls` slots of the pool: at most as many calls hold
+    /// an instance as the pool has slots, no function holds more than its
+    /// share, and the rest wait their turn instead of failing.
+    pub async fn call_slot<'a>(&'a self, function: &'a FunctionSlots) -> CallSlot<'a> {
+        // The semaphores are never closed, so these always get permits.
+        let own = function.0.acquire().await.ok();
+        let pooled = self.inner.slots.acquire().await.ok();
         CallSlot {
-            _permit: permit,
+            _own: own,
+            _pooled: pooled,
             _in_use: crate::metrics::InstanceInUse::start(),
         }
     }
+
+    /// The slots of a new function.
+    pub fn function_slots(&self) -> FunctionSlots {
+        FunctionSlots(Semaphore::new(
+            self.inner.config.calls_per_function() as usize
+        ))
+    }
 }
+
+/// The call slots of one function: its share of the pool.
+#[derive(Debug)]
+pub struct FunctionSlots(Semaphore);
 
 /// A held call slot: room for one instance, counted in the metrics as in
 /// use until it is dropped.
 pub struct CallSlot<'a> {
-    _permit: Option<SemaphorePermit<'a>>,
+    _own: Option<SemaphorePermit<'a>>,
+    _pooled: Option<SemaphorePermit<'a>>,
     _in_use: crate::metrics::InstanceInUse,
 }
 

@@ -8,7 +8,7 @@ use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::compile_cache::CompileCache;
-use crate::engine::HostEngine;
+use crate::engine::{FunctionSlots, HostEngine};
 use crate::function::Function;
 use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
 use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
@@ -89,6 +89,7 @@ impl WasmRuntime {
         Ok(WasmFunction {
             name: Arc::from(name),
             engine: self.engine.clone(),
+            slots: self.engine.function_slots(),
             pre,
         })
     }
@@ -121,6 +122,7 @@ fn check_resources(component: &Component) -> Result<(), String> {
 pub struct WasmFunction {
     name: Arc<str>,
     engine: HostEngine,
+    slots: FunctionSlots,
     pre: FunctionPre<Sandbox>,
 }
 
@@ -137,7 +139,7 @@ impl WasmFunction {
         request: &RunFunctionRequest,
         timeout: Option<Duration>,
     ) -> Result<RunFunctionResponse, CallError> {
-        let _slot = self.engine.call_slot().await;
+        let _slot = self.engine.call_slot(&self.slots).await;
         let config = self.engine.config();
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
         let mut store = self.store(limit);
@@ -186,7 +188,7 @@ impl WasmFunction {
     /// Like [`WasmFunction::call_blocking`], it blocks the thread.
     pub fn probe(&self) -> Result<(), CallError> {
         block_on(async {
-            let _slot = self.engine.call_slot().await;
+            let _slot = self.engine.call_slot(&self.slots).await;
             let limit = self.engine.config().call_timeout;
             let mut store = self.store(limit);
             match self.pre.instantiate_async(&mut store).await {

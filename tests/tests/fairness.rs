@@ -1,0 +1,106 @@
+//! Many functions in one host: one function that is slow, or busy, cannot
+//! take every call slot from the others.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use xfn_host::protocol::RunFunctionRequest;
+use xfn_host::{CallError, HostConfig, WasmFunction};
+use xfn_tests::{load, runtime};
+
+fn request(input: serde_json::Value) -> RunFunctionRequest {
+    RunFunctionRequest {
+        input: Some(input.to_string()),
+        ..RunFunctionRequest::default()
+    }
+}
+
+/// Instances alive in this process, from the host's metrics.
+fn instances_in_use() -> usize {
+    xfn_host::metrics::render()
+        .lines()
+        .find_map(|l| l.strip_prefix("xfn_instances_in_use "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts `n` looping calls of `f`, each stopped by the host's timeout.
+fn hog(f: &Arc<WasmFunction>, n: usize) -> Vec<tokio::task::JoinHandle<Result<(), CallError>>> {
+    (0..n)
+        .map(|_| {
+            let f = f.clone();
+            tokio::spawn(async move {
+                f.run(&request(json!({"fault": "loop"})), None)
+                    .await
+                    .map(drop)
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_function_holding_its_share_of_slots_leaves_the_rest_to_others() {
+    let host = HostConfig {
+        max_concurrent_calls: 8,
+        call_timeout: Duration::from_secs(4),
+        ..HostConfig::default()
+    };
+    assert_eq!(host.calls_per_function(), 4);
+    let host_share = host.calls_per_function() as usize;
+    let rt = runtime(host);
+    let busy = load(&rt, "busy", "xfn_test_scripted");
+    let other = load(&rt, "other", "xfn_test_scripted");
+
+    // As many looping calls as the whole pool has slots.
+    let hogs = hog(&busy, 8);
+    // Until they hold every slot they may have.
+    let holding = host_share.min(8);
+    let waiting = Instant::now();
+    while instances_in_use() < holding {
+        assert!(
+            waiting.elapsed() < Duration::from_millis(1500),
+            "the looping calls never held {holding} slots"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Without a share per function, this call would wait for a slot until
+    // the loops time out (4 s).
+    let started = Instant::now();
+    let answered = tokio::time::timeout(
+        Duration::from_millis(1500),
+        other.run(&request(json!({"count": true})), None),
+    )
+    .await;
+    let response = answered
+        .unwrap_or_else(|_| panic!("the other function got no slot in {:?}", started.elapsed()))
+        .expect("the other function's call succeeds");
+    assert_eq!(response.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
+
+    // The busy function's calls all end, by timeout: none is lost.
+    for call in hogs {
+        let outcome = call.await.expect("the call task");
+        assert!(
+            matches!(outcome, Err(CallError::Timeout { .. })),
+            "{outcome:?}"
+        );
+    }
+}
+
+#[test]
+fn the_share_is_half_the_pool_unless_set() {
+    let share = |pool, set| {
+        HostConfig {
+            max_concurrent_calls: pool,
+            max_calls_per_function: set,
+            ..HostConfig::default()
+        }
+        .calls_per_function()
+    };
+    assert_eq!(share(128, None), 64);
+    assert_eq!(share(1, None), 1);
+    assert_eq!(share(8, Some(8)), 8);
+    assert_eq!(share(8, Some(100)), 8);
+    assert_eq!(share(8, Some(0)), 1);
+}
