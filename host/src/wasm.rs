@@ -12,6 +12,7 @@ use crate::engine::HostEngine;
 use crate::function::Function;
 use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
 use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
+use crate::text::{self, MAX_GUEST_TEXT};
 use crate::validate::check_response;
 use crate::{CallError, Error};
 
@@ -163,7 +164,7 @@ impl WasmFunction {
             }
             Ok(Err(message)) => Err(CallError::Failed {
                 function: self.name.to_string(),
-                message,
+                message: text::bounded(&message, MAX_GUEST_TEXT).into_owned(),
             }),
             Err(error) => Err(self.classify(error, &store, limit)),
         }

@@ -391,7 +391,9 @@ impl Runner {
         let response = match outcome {
             Ok(response) => response,
             Err(error) => {
-                tracing::warn!(function = %name, ?elapsed, "{error}");
+                // The error carries the guest's own text: one bounded line.
+                let error_text = crate::text::for_log(&error.to_string());
+                tracing::warn!(function = %name, ?elapsed, "{error_text}");
                 return Err(status::to_status(&error));
             }
         };
