@@ -25,10 +25,16 @@ fn config() -> HostConfig {
 
 /// Runs a faulty call, then a healthy one on the same function and host.
 fn fault_then_healthy(fault: &str) -> CallError {
+    fault_then_healthy_input(json!({"fault": fault}))
+}
+
+/// Runs a call with a faulty `input`, then a healthy one on the same
+/// function and host.
+fn fault_then_healthy_input(input: serde_json::Value) -> CallError {
     let rt = runtime(config());
     let f = load(&rt, "scripted", "xfn_test_scripted");
     let err = f
-        .call_blocking(&request(json!({"fault": fault})), None)
+        .call_blocking(&request(input), None)
         .expect_err("the fault must fail the call");
     let healthy = f
         .call_blocking(&request(json!({"count": true})), None)
@@ -286,5 +292,27 @@ fn guest_logs_cannot_forge_host_log_lines() {
     assert!(
         text.contains(r"hello\n2026-01-01T00:00:00Z ERROR xfn: forged\r\u{1b}[2Kgone"),
         "control characters are escaped: {text:?}"
+    );
+}
+
+#[test]
+fn an_exit_is_one_line_that_invents_no_status() {
+    for (code, how) in [(3, "with an error status"), (0, "(with a success status)")] {
+        let err = fault_then_healthy_input(json!({"exit": code}));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "function \"scripted\" trapped: the function exited {how} instead of returning a response"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_stack_overflow_is_reported_as_one() {
+    let err = fault_then_healthy("overflow");
+    assert_eq!(
+        err.to_string(),
+        "function \"scripted\" trapped: the function ran out of stack (endless or too deep recursion?)"
     );
 }
