@@ -390,6 +390,59 @@ async fn the_log_line_of_a_failed_call_is_one_line_whatever_the_guest_wrote() {
     assert!(lines[1].contains(" bytes more) "), "{}", &lines[1][..200]);
 }
 
+/// Reads `stream` until the server closes it, or panics after `limit`.
+async fn wait_closed(stream: &mut tokio::net::TcpStream, limit: Duration) {
+    use tokio::io::AsyncReadExt as _;
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(limit, async {
+        // The server may send its own SETTINGS first.
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the server still holds the connection after {limit:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
+    use tokio::io::AsyncWriteExt as _;
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let mut silent = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let mut partial = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    partial
+        .write_all(b"PRI * HTTP/2.0\r\n")
+        .await
+        .expect("half a preface");
+    // The server allows 10 s; the bound here is generous.
+    wait_closed(&mut silent, Duration::from_secs(60)).await;
+    wait_closed(&mut partial, Duration::from_secs(60)).await;
+    // Calls still work, and a connection that started HTTP/2 in time may
+    // stay idle past the bound.
+    let mut client = raw_client(server.addr, &authority("function-a")).await;
+    run_raw(&mut client, json!({"count": true}), None)
+        .await
+        .expect("a healthy call");
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    run_raw(&mut client, json!({"count": true}), None)
+        .await
+        .expect("a call on a connection idle past the bound");
+    server.stop().await.expect("stops cleanly");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_reported_per_function_and_overall_and_reflection_lists_services() {
     use tonic_health::pb::HealthCheckRequest;

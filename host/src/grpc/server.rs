@@ -28,7 +28,10 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 use xfn_proto::{v1, v1beta1};
 
+use futures_util::TryStreamExt as _;
+
 use super::health::Health;
+use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
 use super::sni::{self, DynamicTls};
 use super::tls::TlsFiles;
@@ -210,12 +213,19 @@ impl Server {
             };
             match &config.dynamic_tls {
                 Some(tls) => {
+                    // The handshake is bounded; then HTTP/2 must start too.
                     let incoming =
-                        sni::incoming(listener, tls.clone(), shared.shutdown.subscribe());
+                        sni::incoming(listener, tls.clone(), shared.shutdown.subscribe())
+                            .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
                 None => {
-                    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+                    // A client that never starts HTTP/2 is cut off (with
+                    // `tls`, this bounds the start of its TLS handshake,
+                    // which tonic bounds as a whole too).
+                    let incoming = TcpIncoming::from(listener)
+                        .with_nodelay(Some(true))
+                        .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
             }
