@@ -26,6 +26,24 @@ pub fn parse_address(flag: &str, address: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
 }
 
+/// `error` and its causes on one line, joined by `: `, each said once: a
+/// cause whose text the message before it already includes (as errors
+/// that print their source do) is not repeated.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
 /// Shortest `--timeout`: the host notices a deadline within one epoch tick
 /// (10 ms), so a shorter one could not be kept.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(10);
@@ -118,6 +136,21 @@ mod tests {
             err.to_string(),
             "--probe-address \"nonsense\" is not HOST:PORT"
         );
+    }
+
+    #[test]
+    fn an_error_says_each_cause_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot read f: {0}")]
+        struct Repeats(#[source] std::io::Error);
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = anyhow::Error::new(Repeats(io)).context("cannot load certificates");
+        assert_eq!(
+            error_text(&error),
+            "cannot load certificates: cannot read f: no such file"
+        );
+        let plain = anyhow::anyhow!("root").context("outer");
+        assert_eq!(error_text(&plain), "outer: root");
     }
 
     #[test]

@@ -75,7 +75,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let tls = match (&args.tls_certs_dir, args.insecure) {
         (_, true) => None,
         (Some(dir), false) => Some(
+            // Checked now, so that a bad key fails before anything is served.
             TlsFiles::read_dir(dir)
+                .and_then(|files| files.check_server().map(|()| files))
                 .with_context(|| format!("cannot load TLS certificates from {}", dir.display()))?,
         ),
         (None, false) => bail!(
@@ -237,7 +239,10 @@ impl Reloader {
                 self.handle.reload(table).await;
             }
             Err(e) => {
-                eprintln!("xfn serve: cannot reload, still serving the previous functions: {e:#}")
+                eprintln!(
+                    "xfn serve: cannot reload, still serving the previous functions: {}",
+                    super::error_text(&e)
+                )
             }
         }
     }

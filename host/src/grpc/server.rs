@@ -84,14 +84,16 @@ impl Default for ServerConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// An address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}: {error}")]
     Bind {
         /// The address.
         address: SocketAddr,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
+    /// The certificate, key or CA cannot be served.
+    #[error("cannot serve mTLS: {0}")]
+    Tls(super::tls::TlsError),
     /// The transport (TLS set-up, HTTP/2) failed.
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -136,18 +138,22 @@ pub struct ServerHandle {
 }
 
 async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), ServeError> {
-    let bind_error = |source| ServeError::Bind { address, source };
+    let bind_error = |error| ServeError::Bind { address, error };
     let listener = TcpListener::bind(address).await.map_err(bind_error)?;
     let local = listener.local_addr().map_err(bind_error)?;
     Ok((listener, local))
 }
 
 impl Server {
-    /// Binds the server's addresses and reports `functions` as serving.
+    /// Checks the TLS files, if any, binds the server's addresses and
+    /// reports `functions` as serving.
     pub async fn bind(
         config: ServerConfig,
         functions: FunctionTable,
     ) -> Result<Server, ServeError> {
+        if let Some(tls) = &config.tls {
+            tls.check_server().map_err(ServeError::Tls)?;
+        }
         let (listener, local_addr) = bind(config.address).await?;
         let mut listeners = vec![(listener, None)];
         let mut function_addrs = BTreeMap::new();
