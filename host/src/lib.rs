@@ -6,6 +6,7 @@
 //! with Crossplane's semantics over any [`Function`], in-process or remote.
 
 pub mod builtin;
+mod capture;
 pub mod cluster;
 pub mod compile_cache;
 mod config;
@@ -20,6 +21,7 @@ pub mod probes;
 pub mod protocol;
 pub mod render;
 mod sandbox;
+pub mod text;
 mod validate;
 mod wasm;
 

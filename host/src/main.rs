@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("xfn: error: {e:#}");
+            eprintln!("xfn: error: {}", cli::error_text(&e));
             ExitCode::FAILURE
         }
     }

@@ -1,32 +1,35 @@
 //! The per-call sandbox: the state of one `Store`.
 //!
 //! A guest gets no filesystem, no network, no environment, no arguments and
-//! no stdin. Its stdout is discarded; its stderr is captured (bounded) so a
-//! panic message can be reported. The one import it may use is logging,
-//! which goes to `tracing` tagged with the function's name.
+//! no stdin. Its stdout is discarded; the tail of its stderr is captured
+//! (bounded, and writing more never fails) so a panic message can be
+//! reported. The one import it may use is logging, which goes to `tracing`
+//! tagged with the function's name, bounded and with control characters
+//! escaped so a guest cannot forge log lines.
 
 use std::sync::Arc;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
-use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use crate::capture::TailCapture;
 use crate::protocol::{LogLevel, xfn::function::log};
+use crate::text::{self, MAX_GUEST_TEXT};
 
 /// The state of one call's store.
 pub struct Sandbox {
     function: Arc<str>,
     wasi: WasiCtx,
     table: ResourceTable,
-    stderr: MemoryOutputPipe,
+    stderr: TailCapture,
     pub(crate) limits: MemoryLimits,
 }
 
 impl Sandbox {
     /// A fresh sandbox for one call of `function`.
     pub fn new(function: Arc<str>, memory_limit: usize, stderr_capture: usize) -> Sandbox {
-        let stderr = MemoryOutputPipe::new(stderr_capture);
+        let stderr = TailCapture::new(stderr_capture);
         let wasi = WasiCtx::builder()
             .stderr(stderr.clone())
             .allow_tcp(false)
@@ -42,11 +45,12 @@ impl Sandbox {
         }
     }
 
-    /// What the guest wrote to stderr, lossily decoded and trimmed.
+    /// The end of what the guest wrote to stderr, at most
+    /// [`MAX_GUEST_TEXT`] bytes, lossily decoded and trimmed, with a marker
+    /// if anything before it is left out.
     pub fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents())
-            .trim()
-            .to_owned()
+        let (bytes, dropped) = self.stderr.contents();
+        text::tail(&bytes, MAX_GUEST_TEXT, dropped)
     }
 }
 
@@ -64,6 +68,7 @@ impl crate::protocol::xfn::function::types::Host for Sandbox {}
 impl log::Host for Sandbox {
     fn write(&mut self, level: LogLevel, message: String) {
         let function = &*self.function;
+        let message = text::for_log(&message);
         match level {
             LogLevel::Trace => tracing::trace!(function, "{message}"),
             LogLevel::Debug => tracing::debug!(function, "{message}"),

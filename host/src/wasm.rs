@@ -12,6 +12,7 @@ use crate::engine::{FunctionSlots, HostEngine};
 use crate::function::Function;
 use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
 use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
+use crate::text::{self, MAX_GUEST_TEXT};
 use crate::validate::check_response;
 use crate::{CallError, Error};
 
@@ -165,7 +166,7 @@ impl WasmFunction {
             }
             Ok(Err(message)) => Err(CallError::Failed {
                 function: self.name.to_string(),
-                message,
+                message: text::bounded(&message, MAX_GUEST_TEXT).into_owned(),
             }),
             Err(error) => Err(self.classify(error, &store, limit)),
         }
@@ -239,16 +240,58 @@ impl WasmFunction {
             return CallError::Timeout { function, limit };
         }
         let stderr = store.data().stderr();
-        let trap = error
-            .downcast_ref::<Trap>()
-            .map_or_else(|| format!("{error:#}"), |t| t.to_string());
+        let cause = describe(&error);
         let message = if stderr.is_empty() {
-            trap
+            cause
         } else {
-            format!("{trap}; the function printed: {stderr}")
+            format!("{cause}; the function printed: {stderr}")
         };
         CallError::Trap { function, message }
     }
+}
+
+/// What stopped a guest, in one line: the trap, an `exit`, or a host
+/// error, without the wasm backtrace wasmtime attaches.
+fn describe(error: &wasmtime::Error) -> String {
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        // WASI 0.2's `exit` carries only success or failure (wasmtime
+        // reports failure as 1), so there is no exit code to report.
+        return if exit.0 == 0 {
+            "the function exited (with a success status) instead of returning a response".into()
+        } else {
+            "the function exited with an error status instead of returning a response".into()
+        };
+    }
+    if let Some(trap) = error.downcast_ref::<Trap>() {
+        return match trap {
+            Trap::StackOverflow => STACK_OVERFLOW.into(),
+            Trap::MemoryOutOfBounds if below_address_zero(error) => STACK_OVERFLOW.into(),
+            trap => trap.to_string(),
+        };
+    }
+    // wasmtime adds the backtrace as the outermost context.
+    error
+        .chain()
+        .map(ToString::to_string)
+        .filter(|cause| !cause.starts_with("error while executing at wasm backtrace"))
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+const STACK_OVERFLOW: &str = "the function ran out of stack (endless or too deep recursion?)";
+
+/// Whether a memory fault hit the top of 32-bit address space: where a
+/// guest whose stack sits at the bottom of its memory (as Rust's and C's
+/// do) lands when the stack pointer drops below zero.
+fn below_address_zero(error: &wasmtime::Error) -> bool {
+    const PREFIX: &str = "memory fault at wasm address 0x";
+    error.chain().any(|cause| {
+        let text = cause.to_string();
+        text.strip_prefix(PREFIX)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .is_some_and(|address| (0xFFF0_0000..=0xFFFF_FFFF).contains(&address))
+    })
 }
 
 /// Runs `future` to completion on this thread: on the current tokio

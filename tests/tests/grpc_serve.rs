@@ -322,6 +322,128 @@ async fn guest_faults_and_timeouts_are_grpc_errors_while_healthy_calls_succeed()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_guest_error_reaches_python_cut_instead_of_overflowing_its_metadata() {
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let calls = [
+        call("function-a", "v1", json!({"errorBytes": 3 << 20})),
+        // Non-ASCII text takes three times as much once percent-encoded.
+        call(
+            "function-a",
+            "v1",
+            json!({"errorText": "é".repeat(1 << 20)}),
+        ),
+        call("function-a", "v1", json!({"count": true})),
+    ];
+    let results = py_client(&server.target(), None, &calls).await;
+    for result in &results[..2] {
+        let (code, details) = error(result);
+        assert_eq!(code, "UNKNOWN", "{}", &details[..details.len().min(300)]);
+        assert!(
+            details.starts_with("function \"function-a\" failed: "),
+            "{}",
+            &details[..details.len().min(300)]
+        );
+        assert!(details.ends_with(" bytes more)"), "{details}");
+        assert!(details.len() <= 8 << 10, "{} bytes", details.len());
+    }
+    assert_scripted(&results[2]);
+    server.stop().await.expect("stops cleanly");
+}
+
+/// On a current-thread runtime every task runs on the test's thread, so the
+/// server's log lines reach the test's log capture.
+#[tokio::test(flavor = "current_thread")]
+async fn the_log_line_of_a_failed_call_is_one_line_whatever_the_guest_wrote() {
+    let (logs, _guard) = xfn_tests::logs::Logs::capture(tracing::Level::WARN);
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let mut client = raw_client(server.addr, &authority("function-a")).await;
+    let forged = "no\n2026-01-01T00:00:00Z  INFO xfn: all is well\r\n";
+    let status = run_raw(&mut client, json!({"errorText": forged}), None)
+        .await
+        .expect_err("the function fails");
+    // Clients get the message as the guest wrote it.
+    assert_eq!(
+        status.message(),
+        format!("function \"function-a\" failed: {forged}")
+    );
+    let huge = run_raw(&mut client, json!({"errorBytes": 3 << 20}), None)
+        .await
+        .expect_err("the function fails");
+    assert_eq!(huge.code(), Code::Unknown);
+    server.stop().await.expect("stops cleanly");
+    let text = logs.text();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per failed call: {text:?}");
+    assert!(
+        lines[0].contains(r"failed: no\n2026-01-01T00:00:00Z  INFO xfn: all is well\r\n "),
+        "{text:?}"
+    );
+    assert!(lines[1].len() < 8 << 10, "{} bytes", lines[1].len());
+    assert!(lines[1].contains(" bytes more) "), "{}", &lines[1][..200]);
+}
+
+/// Reads `stream` until the server closes it, or panics after `limit`.
+async fn wait_closed(stream: &mut tokio::net::TcpStream, limit: Duration) {
+    use tokio::io::AsyncReadExt as _;
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(limit, async {
+        // The server may send its own SETTINGS first.
+        while let Ok(n) = stream.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the server still holds the connection after {limit:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
+    use tokio::io::AsyncWriteExt as _;
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let mut silent = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let mut partial = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    partial
+        .write_all(b"PRI * HTTP/2.0\r\n")
+        .await
+        .expect("half a preface");
+    // The server allows 10 s; the bound here is generous.
+    wait_closed(&mut silent, Duration::from_secs(60)).await;
+    wait_closed(&mut partial, Duration::from_secs(60)).await;
+    // Calls still work, and a connection that started HTTP/2 in time may
+    // stay idle past the bound.
+    let mut client = raw_client(server.addr, &authority("function-a")).await;
+    run_raw(&mut client, json!({"count": true}), None)
+        .await
+        .expect("a healthy call");
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    run_raw(&mut client, json!({"count": true}), None)
+        .await
+        .expect("a call on a connection idle past the bound");
+    server.stop().await.expect("stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_reported_per_function_and_overall_and_reflection_lists_services() {
     use tonic_health::pb::HealthCheckRequest;
     use tonic_health::pb::health_check_response::ServingStatus;

@@ -25,10 +25,16 @@ fn config() -> HostConfig {
 
 /// Runs a faulty call, then a healthy one on the same function and host.
 fn fault_then_healthy(fault: &str) -> CallError {
+    fault_then_healthy_input(json!({"fault": fault}))
+}
+
+/// Runs a call with a faulty `input`, then a healthy one on the same
+/// function and host.
+fn fault_then_healthy_input(input: serde_json::Value) -> CallError {
     let rt = runtime(config());
     let f = load(&rt, "scripted", "xfn_test_scripted");
     let err = f
-        .call_blocking(&request(json!({"fault": fault})), None)
+        .call_blocking(&request(input), None)
         .expect_err("the fault must fail the call");
     let healthy = f
         .call_blocking(&request(json!({"count": true})), None)
@@ -226,5 +232,87 @@ fn a_guest_can_use_most_of_its_memory_limit() {
     assert_eq!(
         rsp.context.as_deref(),
         Some(r#"{"xfn.test/held":62914560}"#)
+    );
+}
+
+#[test]
+fn stderr_past_the_capture_bound_is_cut_not_a_trap() {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    // 1 MiB to stderr, far past the 64 KiB kept, then a healthy response.
+    let rsp = f
+        .call_blocking(
+            &request(json!({"stderrBytes": 1 << 20, "count": true})),
+            None,
+        )
+        .expect("writing much to stderr is not a fault");
+    assert_eq!(rsp.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
+    // The same, then a panic: the error keeps the end of stderr (the panic
+    // message), bounded, and says how much came before.
+    let err = f
+        .call_blocking(
+            &request(json!({"stderrBytes": 1 << 20, "fault": "panic"})),
+            None,
+        )
+        .expect_err("the panic fails the call");
+    let message = err.to_string();
+    assert!(matches!(err, CallError::Trap { .. }), "{message}");
+    assert!(message.contains("scripted panic"), "{message}");
+    assert!(message.contains(" bytes before) …"), "{message}");
+    assert!(message.len() < 8 << 10, "{} bytes", message.len());
+}
+
+#[test]
+fn a_huge_error_message_is_cut_saying_how_much_is_left_out() {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let err = f
+        .call_blocking(&request(json!({"errorBytes": 3 << 20})), None)
+        .expect_err("the function fails");
+    let CallError::Failed { message, .. } = &err else {
+        panic!("want a function error, got {err}");
+    };
+    let kept = xfn_host::text::MAX_GUEST_TEXT;
+    assert_eq!(
+        *message,
+        format!("{}… ({} bytes more)", "E".repeat(kept), (3 << 20) - kept)
+    );
+}
+
+#[test]
+fn guest_logs_cannot_forge_host_log_lines() {
+    let rt = runtime(config());
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    let (logs, _guard) = xfn_tests::logs::Logs::capture(tracing::Level::INFO);
+    let forged = "hello\n2026-01-01T00:00:00Z ERROR xfn: forged\r\x1b[2Kgone";
+    f.call_blocking(&request(json!({"log": forged})), None)
+        .expect("the call runs");
+    let text = logs.text();
+    assert_eq!(text.lines().count(), 1, "one log line: {text:?}");
+    assert!(
+        text.contains(r"hello\n2026-01-01T00:00:00Z ERROR xfn: forged\r\u{1b}[2Kgone"),
+        "control characters are escaped: {text:?}"
+    );
+}
+
+#[test]
+fn an_exit_is_one_line_that_invents_no_status() {
+    for (code, how) in [(3, "with an error status"), (0, "(with a success status)")] {
+        let err = fault_then_healthy_input(json!({"exit": code}));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "function \"scripted\" trapped: the function exited {how} instead of returning a response"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_stack_overflow_is_reported_as_one() {
+    let err = fault_then_healthy("overflow");
+    assert_eq!(
+        err.to_string(),
+        "function \"scripted\" trapped: the function ran out of stack (endless or too deep recursion?)"
     );
 }

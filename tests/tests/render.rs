@@ -169,6 +169,17 @@ fn a_guest_panic_is_a_clear_error() {
     );
 }
 
+/// `--timeout` bounds each call: a call may run past the host's default of
+/// 30 s when the flag allows it (it used to be cut at 30 s).
+#[test]
+fn a_timeout_past_thirty_seconds_lets_a_call_run_that_long() {
+    let started = std::time::Instant::now();
+    // The function sleeps 31 s; --timeout is 45 s.
+    let run = run_case("flag-timeout-long");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(31));
+}
+
 #[test]
 fn the_hello_example_renders_with_the_built_in_function() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/hello");

@@ -26,6 +26,50 @@ pub fn parse_address(flag: &str, address: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
 }
 
+/// `error` and its causes on one line, joined by `: `, each said once: a
+/// cause whose text the message before it already includes (as errors
+/// that print their source do) is not repeated.
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
+/// Shortest `--timeout`: the host notices a deadline within one epoch tick
+/// (10 ms), so a shorter one could not be kept.
+pub const MIN_TIMEOUT: Duration = Duration::from_millis(10);
+
+/// Longest `--timeout`: a day. (Longer deadlines overflow clocks.)
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Parses a `--timeout` value: a duration such as `30s` or `2m`, from
+/// [`MIN_TIMEOUT`] to [`MAX_TIMEOUT`].
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let timeout = humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e}"))?;
+    if timeout < MIN_TIMEOUT {
+        return Err(format!(
+            "{text:?} is too short: calls need at least {}",
+            humantime::format_duration(MIN_TIMEOUT)
+        ));
+    }
+    if timeout > MAX_TIMEOUT {
+        return Err(format!(
+            "{text:?} is too long: at most {} is allowed",
+            humantime::format_duration(MAX_TIMEOUT)
+        ));
+    }
+    Ok(timeout)
+}
+
 /// The limits and cache of a server's calls: the flags `xfn serve` and
 /// `xfn controller` share.
 #[derive(Debug, clap::Args)]
@@ -33,8 +77,8 @@ pub struct ServerLimits {
     /// Largest request accepted, in MiB.
     #[arg(long, default_value_t = 4, value_name = "MIB")]
     pub max_recv_message_size: usize,
-    /// Longest a call may run when the client sets no shorter gRPC deadline.
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    /// Longest a call may run when the client sets no shorter gRPC deadline (10ms to 1day).
+    #[arg(long, default_value = "30s", value_parser = parse_timeout)]
     pub timeout: Duration,
     /// Most memory one function call may use, in MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
@@ -92,5 +136,39 @@ mod tests {
             err.to_string(),
             "--probe-address \"nonsense\" is not HOST:PORT"
         );
+    }
+
+    #[test]
+    fn an_error_says_each_cause_once() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("cannot read f: {0}")]
+        struct Repeats(#[source] std::io::Error);
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let error = anyhow::Error::new(Repeats(io)).context("cannot load certificates");
+        assert_eq!(
+            error_text(&error),
+            "cannot load certificates: cannot read f: no such file"
+        );
+        let plain = anyhow::anyhow!("root").context("outer");
+        assert_eq!(error_text(&plain), "outer: root");
+    }
+
+    #[test]
+    fn timeouts_are_bounded() {
+        assert_eq!(parse_timeout("45s"), Ok(Duration::from_secs(45)));
+        assert_eq!(parse_timeout("10ms"), Ok(MIN_TIMEOUT));
+        assert_eq!(parse_timeout("1day"), Ok(MAX_TIMEOUT));
+        for short in ["0s", "1ns", "9ms"] {
+            let err = parse_timeout(short).unwrap_err();
+            assert!(
+                err.contains("is too short: calls need at least 10ms"),
+                "{err}"
+            );
+        }
+        for long in ["18446744073709551615s999ms", "25h"] {
+            let err = parse_timeout(long).unwrap_err();
+            assert!(err.contains("at most 1day"), "{err}");
+        }
+        assert!(parse_timeout("soon").is_err());
     }
 }

@@ -59,8 +59,8 @@ pub struct RenderArgs {
     /// Override an annotation on every Function (KEY=VALUE; repeatable).
     #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE")]
     pub function_annotations: Vec<String>,
-    /// How long to run before timing out.
-    #[arg(long, default_value = "1m", value_parser = humantime::parse_duration)]
+    /// How long to run before timing out (10ms to 1day); each function call gets as long.
+    #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
     pub timeout: Duration,
     /// A YAML file specifying the CompositeResourceDefinition (XRD) that defines the XR's schema and properties.
     #[arg(long, value_name = "PATH")]
@@ -77,7 +77,11 @@ pub struct RenderArgs {
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
     let inputs = inputs(&args)?;
-    let wasm = wasm_runtime(args.registry.cache_dir.clone(), args.memory_limit)?;
+    let wasm = wasm_runtime(
+        args.registry.cache_dir.clone(),
+        args.memory_limit,
+        args.timeout,
+    )?;
     let registry = args.registry.options();
     let outputs = render::render(&inputs, &wasm, &registry).await?;
 
@@ -94,9 +98,16 @@ pub async fn run(args: RenderArgs) -> Result<()> {
     Ok(())
 }
 
-/// Builds the wasm runtime render uses, with the on-disk compile cache.
-pub fn wasm_runtime(cache_dir: Option<PathBuf>, memory_limit_mib: usize) -> Result<WasmRuntime> {
+/// Builds the wasm runtime render uses, with the on-disk compile cache:
+/// calls may run for `timeout` (`--timeout` bounds each call, not only the
+/// host's default).
+pub fn wasm_runtime(
+    cache_dir: Option<PathBuf>,
+    memory_limit_mib: usize,
+    timeout: Duration,
+) -> Result<WasmRuntime> {
     let config = HostConfig {
+        call_timeout: timeout,
         memory_limit: memory_limit_mib.saturating_mul(1 << 20),
         ..HostConfig::default()
     };

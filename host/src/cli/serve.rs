@@ -13,6 +13,9 @@ use xfn_host::grpc::functions::{
 use xfn_host::grpc::tls::{self, TlsFiles};
 use xfn_host::grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
 
+/// Most `--workers`: more threads than this only cost memory.
+const MAX_WORKERS: i64 = 1024;
+
 /// Serve wasm functions over gRPC, as Crossplane calls functions.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
@@ -46,10 +49,10 @@ pub struct ServeArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub limits: super::ServerLimits,
-    /// Threads that serve calls (each runs wasm on the spot); default: one
-    /// per CPU. Set it to the CPUs the server may use: fewer threads hand
-    /// work between each other less.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Threads that serve calls (each runs wasm on the spot), 1 to 1024;
+    /// default: one per CPU. Set it to the CPUs the server may use: fewer
+    /// threads hand work between each other less.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS))]
     pub workers: Option<u16>,
     /// Also serve Prometheus metrics (/metrics) and probes (/healthz, /readyz) over plain HTTP here.
     #[arg(long, value_name = "HOST:PORT")]
@@ -80,7 +83,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     let tls = match (&args.tls_certs_dir, args.insecure) {
         (_, true) => None,
         (Some(dir), false) => Some(
+            // Checked now, so that a bad key fails before anything is served.
             TlsFiles::read_dir(dir)
+                .and_then(|files| files.check_server().map(|()| files))
                 .with_context(|| format!("cannot load TLS certificates from {}", dir.display()))?,
         ),
         (None, false) => bail!(
@@ -253,7 +258,10 @@ impl Reloader {
                 self.handle.reload(table).await;
             }
             Err(e) => {
-                eprintln!("xfn serve: cannot reload, still serving the previous functions: {e:#}")
+                eprintln!(
+                    "xfn serve: cannot reload, still serving the previous functions: {}",
+                    super::error_text(&e)
+                )
             }
         }
     }

@@ -89,15 +89,15 @@ pub enum ClientError {
         reason: String,
     },
     /// The transport could not be configured (e.g. bad TLS material).
-    #[error("function {function:?}: cannot configure a connection to {target}: {source}")]
+    #[error("function {function:?}: cannot configure a connection to {target}: {reason}")]
     Transport {
         /// The function.
         function: String,
         /// The target.
         target: String,
-        /// The cause.
-        #[source]
-        source: tonic::transport::Error,
+        /// The cause and its own causes (tonic's error names only its
+        /// kind; the details are in its sources).
+        reason: String,
     },
 }
 
@@ -203,6 +203,18 @@ fn split_host_port(s: &str) -> Result<(&str, u16), String> {
     Ok((host, port))
 }
 
+/// `error` and each of its sources, joined by `: `.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 impl GrpcFunction {
     /// A function at `target` with `options`. Connects lazily.
     pub fn new(
@@ -215,10 +227,10 @@ impl GrpcFunction {
             target: target.to_owned(),
             reason,
         };
-        let transport_error = |source| ClientError::Transport {
+        let transport_error = |error: tonic::transport::Error| ClientError::Transport {
             function: name.to_owned(),
             target: target.to_owned(),
-            source,
+            reason: error_chain(&error),
         };
         let parsed = parse_target(target).map_err(target_error)?;
         match (parsed.tls, options.tls.is_some()) {

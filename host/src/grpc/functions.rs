@@ -53,13 +53,12 @@ pub struct FunctionSpec {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// A file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
     /// The functions file is not what it should be.
     #[error("{path}: {reason}")]
@@ -82,7 +81,13 @@ pub enum LoadError {
     Load(#[from] crate::Error),
     /// A component compiled but cannot start.
     #[error("cannot start: {0}")]
-    Start(#[from] crate::CallError),
+    Start(crate::CallError),
+}
+
+impl From<crate::CallError> for LoadError {
+    fn from(error: crate::CallError) -> Self {
+        LoadError::Start(error)
+    }
 }
 
 fn invalid(path: &Path, reason: impl Into<String>) -> LoadError {
@@ -159,9 +164,9 @@ struct Spec {
 
 /// Reads a functions file.
 pub fn read_functions_file(path: &Path) -> Result<Vec<FunctionSpec>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     parse_functions(&text, path)
 }
@@ -340,9 +345,9 @@ impl Loader {
             Source::Wasm(path) => {
                 std::fs::read(path)
                     .map(Cow::Owned)
-                    .map_err(|source| LoadError::Read {
+                    .map_err(|error| LoadError::Read {
                         path: path.clone(),
-                        source,
+                        error,
                     })
             }
             Source::Package(package) => {

@@ -16,6 +16,7 @@ pub mod convert;
 mod deadline;
 pub mod functions;
 mod health;
+mod preface;
 mod router;
 pub mod server;
 pub mod sni;

@@ -28,7 +28,10 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 use xfn_proto::{v1, v1beta1};
 
+use futures_util::TryStreamExt as _;
+
 use super::health::Health;
+use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
 use super::sni::{self, DynamicTls};
 use super::tls::TlsFiles;
@@ -82,14 +85,16 @@ impl Default for ServerConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// An address could not be bound.
-    #[error("cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}: {error}")]
     Bind {
         /// The address.
         address: SocketAddr,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
+    /// The certificate, key or CA cannot be served.
+    #[error("cannot serve mTLS: {0}")]
+    Tls(super::tls::TlsError),
     /// The transport (TLS set-up, HTTP/2) failed.
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
@@ -134,18 +139,22 @@ pub struct ServerHandle {
 }
 
 async fn bind(address: SocketAddr) -> Result<(TcpListener, SocketAddr), ServeError> {
-    let bind_error = |source| ServeError::Bind { address, source };
+    let bind_error = |error| ServeError::Bind { address, error };
     let listener = TcpListener::bind(address).await.map_err(bind_error)?;
     let local = listener.local_addr().map_err(bind_error)?;
     Ok((listener, local))
 }
 
 impl Server {
-    /// Binds the server's addresses and reports `functions` as serving.
+    /// Checks the TLS files, if any, binds the server's addresses and
+    /// reports `functions` as serving.
     pub async fn bind(
         config: ServerConfig,
         functions: FunctionTable,
     ) -> Result<Server, ServeError> {
+        if let Some(tls) = &config.tls {
+            tls.check_server().map_err(ServeError::Tls)?;
+        }
         let (listener, local_addr) = bind(config.address).await?;
         let mut listeners = vec![(listener, None)];
         let mut function_addrs = BTreeMap::new();
@@ -211,12 +220,19 @@ impl Server {
             };
             match &config.dynamic_tls {
                 Some(tls) => {
+                    // The handshake is bounded; then HTTP/2 must start too.
                     let incoming =
-                        sni::incoming(listener, tls.clone(), shared.shutdown.subscribe());
+                        sni::incoming(listener, tls.clone(), shared.shutdown.subscribe())
+                            .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
                 None => {
-                    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+                    // A client that never starts HTTP/2 is cut off (with
+                    // `tls`, this bounds the start of its TLS handshake,
+                    // which tonic bounds as a whole too).
+                    let incoming = TcpIncoming::from(listener)
+                        .with_nodelay(Some(true))
+                        .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
             }
@@ -417,7 +433,9 @@ impl Runner {
         let response = match outcome {
             Ok(response) => response,
             Err(error) => {
-                tracing::warn!(function = %name, ?elapsed, "{error}");
+                // The error carries the guest's own text: one bounded line.
+                let error_text = crate::text::for_log(&error.to_string());
+                tracing::warn!(function = %name, ?elapsed, "{error_text}");
                 return Err(status::to_status(&error));
             }
         };

@@ -7,8 +7,15 @@ use tonic::{Code, Status};
 
 use crate::CallError;
 
+/// Most bytes a status message may take once percent-encoded into the
+/// `grpc-message` trailer. gRPC clients refuse metadata past 8 or 16 KiB
+/// (grpc-core's soft and hard limits) and then report that instead of the
+/// error, so a longer message is cut.
+pub const MAX_STATUS_MESSAGE: usize = 6 << 10;
+
 /// The status a server returns for a failed call. The message is the
-/// error's own text, which names the function.
+/// error's own text, which names the function, cut to fit
+/// [`MAX_STATUS_MESSAGE`] once encoded.
 pub fn to_status(error: &CallError) -> Status {
     let code = match error {
         CallError::Timeout { .. } => Code::DeadlineExceeded,
@@ -17,7 +24,21 @@ pub fn to_status(error: &CallError) -> Status {
         CallError::Failed { .. } => Code::Unknown,
         CallError::Unavailable { .. } => Code::Unavailable,
     };
-    Status::new(code, error.to_string())
+    Status::new(code, bounded_message(&error.to_string()))
+}
+
+/// `message` cut so that its percent-encoding for `grpc-message` (every
+/// byte of a char other than printable ASCII takes 3) fits
+/// [`MAX_STATUS_MESSAGE`].
+pub fn bounded_message(message: &str) -> String {
+    let encoded_len = |c: char| {
+        if c.is_ascii_graphic() && !"\"#%<>?`{}".contains(c) {
+            1
+        } else {
+            3 * c.len_utf8()
+        }
+    };
+    crate::text::bounded_by(message, MAX_STATUS_MESSAGE, encoded_len).into_owned()
 }
 
 /// The error a client reports for a status from function `function` at
@@ -134,6 +155,38 @@ mod tests {
             assert_eq!(status.code(), code, "{error}");
             assert_eq!(status.message(), error.to_string());
         }
+    }
+
+    #[test]
+    fn a_long_message_is_cut_to_fit_the_trailer_once_encoded() {
+        let failed = |message: String| CallError::Failed {
+            function: "f".into(),
+            message,
+        };
+        let ascii = to_status(&failed("x".repeat(1 << 20)));
+        assert!(
+            ascii.message().len() <= MAX_STATUS_MESSAGE + 64,
+            "{}",
+            ascii.message().len()
+        );
+        assert!(ascii.message().starts_with("function \"f\" failed: xxx"));
+        assert!(
+            ascii.message().ends_with("bytes more)"),
+            "{}",
+            ascii.message()
+        );
+        // Each "é" takes 6 bytes encoded: a third as many chars fit.
+        let wide = to_status(&failed("é".repeat(1 << 20)));
+        assert!(
+            wide.message().len() <= MAX_STATUS_MESSAGE / 3 + 64,
+            "{}",
+            wide.message().len()
+        );
+        // A short message is untouched.
+        assert_eq!(
+            to_status(&failed("no".into())).message(),
+            "function \"f\" failed: no"
+        );
     }
 
     #[test]

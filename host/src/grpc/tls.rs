@@ -25,15 +25,23 @@ pub const CA_FILE: &str = "ca.crt";
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
     /// A file could not be read or written.
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}: {error}")]
     Io {
         /// What was being done.
         action: &'static str,
         /// The file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
+    },
+    /// A directory to write keys into is a symbolic link, which could send
+    /// them anywhere.
+    #[error(
+        "refusing to write TLS files into {path}: it is a symbolic link; remove it or choose another directory"
+    )]
+    Symlink {
+        /// The directory.
+        path: PathBuf,
     },
     /// A certificate or key could not be read.
     #[error("invalid {what}: {reason}")]
@@ -75,10 +83,10 @@ impl TlsFiles {
     pub fn read_dir(dir: &Path) -> Result<TlsFiles, TlsError> {
         let read = |file: &str| {
             let path = dir.join(file);
-            std::fs::read(&path).map_err(|source| TlsError::Io {
+            std::fs::read(&path).map_err(|error| TlsError::Io {
                 action: "cannot read",
                 path,
-                source,
+                error,
             })
         };
         Ok(TlsFiles {
@@ -88,17 +96,48 @@ impl TlsFiles {
         })
     }
 
-    /// Writes `tls.crt`, `tls.key` and `ca.crt` into `dir`, creating it.
-    /// The key is readable by its owner only.
+    /// Writes `tls.crt`, `tls.key` and `ca.crt` into `dir`, creating it
+    /// (it must not be a symbolic link). Each file replaces any file or
+    /// link of its name; the key is readable by its owner only.
     pub fn write_dir(&self, dir: &Path) -> Result<(), TlsError> {
-        std::fs::create_dir_all(dir).map_err(|source| TlsError::Io {
-            action: "cannot create",
-            path: dir.to_owned(),
-            source,
-        })?;
+        create_dir(dir)?;
         write_file(&dir.join(CERT_FILE), &self.cert, false)?;
         write_file(&dir.join(KEY_FILE), &self.key, true)?;
         write_file(&dir.join(CA_FILE), &self.ca, false)
+    }
+
+    /// Checks that the certificate chain, the key and the CA can be used
+    /// by a server: each parses, and the key is the certificate's. Serving
+    /// checks this before it listens.
+    pub fn check_server(&self) -> Result<(), TlsError> {
+        use rustls_pki_types::pem::PemObject;
+        use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+        let invalid = |what: &str| {
+            let what = what.to_owned();
+            move |reason: String| TlsError::Invalid { what, reason }
+        };
+        let chain = CertificateDer::pem_slice_iter(&self.cert)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| invalid(CERT_FILE)(e.to_string()))?;
+        if chain.is_empty() {
+            return Err(invalid(CERT_FILE)("no certificate in it".into()));
+        }
+        let key = PrivateKeyDer::from_pem_slice(&self.key)
+            .map_err(|e| invalid(KEY_FILE)(e.to_string()))?;
+        let provider = rustls::crypto::ring::default_provider();
+        rustls::sign::CertifiedKey::from_der(chain, key, &provider)
+            .map_err(|e| invalid(&format!("{CERT_FILE} and {KEY_FILE}"))(e.to_string()))?;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&self.ca) {
+            let cert = cert.map_err(|e| invalid(CA_FILE)(e.to_string()))?;
+            roots
+                .add(cert)
+                .map_err(|e| invalid(CA_FILE)(e.to_string()))?;
+        }
+        if roots.is_empty() {
+            return Err(invalid(CA_FILE)("no certificate in it".into()));
+        }
+        Ok(())
     }
 
     /// A server config that requires clients to present a certificate from
@@ -119,23 +158,58 @@ impl TlsFiles {
     }
 }
 
-fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
-    let io = |source| TlsError::Io {
-        action: "cannot write",
-        path: path.to_owned(),
-        source,
+/// Creates `dir` (and its parents) if missing, and refuses it if it is a
+/// symbolic link.
+fn create_dir(dir: &Path) -> Result<(), TlsError> {
+    let io = |action| {
+        move |error| TlsError::Io {
+            action,
+            path: dir.to_owned(),
+            error,
+        }
     };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    if let Ok(meta) = std::fs::symlink_metadata(dir)
+        && meta.file_type().is_symlink()
+    {
+        return Err(TlsError::Symlink {
+            path: dir.to_owned(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(io("cannot create"))
+}
+
+/// Writes `contents` to a new file next to `path`, then renames it over
+/// `path`: an existing file or symbolic link there is replaced, never
+/// written through, and the new file gets its own mode (0600 if
+/// `private`, else 0644) rather than keeping an old one.
+fn write_file(path: &Path, contents: &[u8], private: bool) -> Result<(), TlsError> {
+    let io = |action| {
+        move |error| TlsError::Io {
+            action,
+            path: path.to_owned(),
+            error,
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    // A fresh, exclusively created file, readable by its owner only.
+    let mut file = tempfile::Builder::new()
+        .prefix(".xfn-tls-")
+        .tempfile_in(dir)
+        .map_err(io("cannot write"))?;
     #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+    if !private {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(io("cannot write"))?;
     }
     #[cfg(not(unix))]
     let _ = private;
-    let mut file = options.open(path).map_err(io)?;
-    std::io::Write::write_all(&mut file, contents).map_err(io)
+    std::io::Write::write_all(&mut file, contents).map_err(io("cannot write"))?;
+    file.as_file().sync_all().map_err(io("cannot write"))?;
+    file.persist(path)
+        .map_err(|e| io("cannot replace")(e.error))?;
+    Ok(())
 }
 
 /// The DNS names a function's Service answers to in namespace `namespace`:
@@ -310,13 +384,12 @@ pub struct GeneratedCerts {
 
 /// Generates a CA (`DIR/ca.crt`, `DIR/ca.key`), a server certificate for
 /// `server_names` in `DIR/server` and a client certificate in `DIR/client`.
+/// Files already there are replaced (links too, not followed); keys are
+/// readable by their owner only. `DIR` and its subdirectories must not be
+/// symbolic links.
 pub fn generate_dir(dir: &Path, server_names: &[String]) -> Result<GeneratedCerts, TlsError> {
     let ca = CertificateAuthority::generate("xfn-root-ca")?;
-    std::fs::create_dir_all(dir).map_err(|source| TlsError::Io {
-        action: "cannot create",
-        path: dir.to_owned(),
-        source,
-    })?;
+    create_dir(dir)?;
     write_file(&dir.join(CA_FILE), ca.cert_pem().as_bytes(), false)?;
     write_file(&dir.join("ca.key"), ca.key_pem().as_bytes(), true)?;
     let server_dir = dir.join("server");

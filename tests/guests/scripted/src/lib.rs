@@ -21,6 +21,13 @@
 //! * `scanMib: N` with `seed: S`: grow memory by N MiB without writing it,
 //!   and report the pattern pages of seed S it finds in all of its memory
 //!   under `xfn.test/found`: what an earlier call left behind.
+//! * `stderrBytes: N`: write N bytes to stderr first, then carry on.
+//! * `errorBytes: N`: fail with an error message N bytes long.
+//! * `errorText: "text"`: fail with this error message.
+//! * `log: "text"`: log the text (at info level) first, then carry on.
+//! * `exit: N`: exit the process with status N.
+//! * `sleepMs: N`: sleep N milliseconds first, then carry on.
+//! * `fault: overflow`: recurse until the stack runs out.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -67,11 +74,57 @@ pub struct Input {
     /// The pattern's seed.
     #[serde(default)]
     pub seed: u64,
+    /// Write this many bytes to stderr.
+    #[serde(default)]
+    pub stderr_bytes: usize,
+    /// Fail with a message this many bytes long.
+    #[serde(default)]
+    pub error_bytes: usize,
+    /// Fail with this message.
+    #[serde(default)]
+    pub error_text: Option<String>,
+    /// Log this text.
+    #[serde(default)]
+    pub log: Option<String>,
+    /// Exit with this status.
+    #[serde(default)]
+    pub exit: Option<i32>,
+    /// Sleep this many milliseconds.
+    #[serde(default)]
+    pub sleep_ms: u64,
 }
 
 /// Runs the script on an SDK request.
 pub fn run(req: &Request) -> Result<Response, String> {
     let input: Input = req.input().map_err(|e| e.to_string())?;
+    if input.stderr_bytes > 0 {
+        use std::io::Write as _;
+        let line = [b'e'; 1023];
+        let mut left = input.stderr_bytes;
+        let mut stderr = std::io::stderr().lock();
+        while left > 0 {
+            let n = left.min(line.len());
+            stderr
+                .write_all(&line[..n])
+                .map_err(|e| format!("cannot write to stderr: {e}"))?;
+            left -= n;
+        }
+    }
+    if let Some(text) = &input.log {
+        xfn_sdk::info!("{text}");
+    }
+    if input.sleep_ms > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(input.sleep_ms));
+    }
+    if let Some(code) = input.exit {
+        std::process::exit(code);
+    }
+    if input.error_bytes > 0 {
+        return Err("E".repeat(input.error_bytes));
+    }
+    if let Some(text) = input.error_text {
+        return Err(text);
+    }
     match input.fault.as_deref() {
         None | Some("malformed") => {}
         Some("trap") => std::process::abort(),
@@ -89,6 +142,7 @@ pub fn run(req: &Request) -> Result<Response, String> {
             ));
         }
         Some("panic") => panic!("scripted panic"),
+        Some("overflow") => return Err(format!("recursed {} times", recurse(0))),
         Some("error") => return Err("scripted error".into()),
         Some(other) => return Err(format!("unknown fault {other:?}")),
     }
@@ -161,6 +215,13 @@ pub fn run(req: &Request) -> Result<Response, String> {
         rsp.set_context_key("xfn.test/held", json!(bytes));
     }
     Ok(rsp)
+}
+
+/// Calls itself until the stack runs out; never returns.
+#[allow(unconditional_recursion)]
+fn recurse(depth: u64) -> u64 {
+    let frame = std::hint::black_box([depth; 16]);
+    recurse(frame[depth as usize % 16] + 1) + std::hint::black_box(1)
 }
 
 /// Secrets in linear memory, for tests that no call sees another's.
