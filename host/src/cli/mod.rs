@@ -83,6 +83,12 @@ pub struct ServerLimits {
     /// Most memory one function call may use, in MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub memory_limit: usize,
+    /// Calls that may run at once, over all functions (each holds a sandboxed instance); more wait their turn.
+    #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_concurrent_calls: u32,
+    /// Of those, how many one function may hold, so that a slow function cannot starve the others (default: half).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_calls_per_function: Option<u32>,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
     #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
     pub cache_dir: Option<std::path::PathBuf>,
@@ -106,6 +112,8 @@ impl ServerLimits {
         let engine = HostEngine::new(HostConfig {
             call_timeout: self.timeout,
             memory_limit: self.memory_limit.saturating_mul(1 << 20),
+            max_concurrent_calls: self.max_concurrent_calls,
+            max_calls_per_function: self.max_calls_per_function,
             ..HostConfig::default()
         })?;
         let cache = self
