@@ -36,8 +36,9 @@ pub struct ServerLimits {
     /// Longest a call may run when the client sets no shorter gRPC deadline.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     pub timeout: Duration,
-    /// Most memory one function call may use, in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    /// Most memory one function call may use, in MiB (at least 1).
+    #[arg(long, default_value_t = 256, value_name = "MIB",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
     #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
