@@ -2,23 +2,31 @@
 //! Cranelift once per digest and engine, not once per process.
 //!
 //! Entries are keyed by the SHA-256 of the component and the engine's
-//! compatibility hash, and carry the SHA-256 of their own bytes: a truncated
-//! or corrupted entry is detected, deleted and rebuilt. Writes go to a
-//! temporary file that is renamed into place, so a crash never leaves a
-//! half-written entry.
+//! compatibility hash, and carry an HMAC-SHA256 of their name and bytes
+//! under a per-user key (see [`trust`]): a truncated, corrupted or tampered
+//! entry is detected and rebuilt. Writes go to a temporary file that is
+//! renamed into place, so a crash never leaves a half-written entry, and
+//! temporary files left by a killed compile are removed when the cache is
+//! first used.
 //!
-//! Loading a compiled artifact runs native code: the cache directory must
-//! be writable only by the user running xfn (the default is under the
-//! user's own cache directory).
+//! Loading a compiled artifact runs native code: a cache directory that
+//! other users may write, or an entry not owned by the user, is never
+//! loaded from; xfn then compiles without the cache and says why.
+
+mod trust;
 
 use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
+use ring::hmac;
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+pub use trust::{KEY_FILE, STALE_TEMP_AGE, TrustError};
 
 /// The environment variable that overrides the cache directory.
 pub const CACHE_DIR_ENV: &str = "XFN_CACHE_DIR";
@@ -27,12 +35,26 @@ pub const CACHE_DIR_ENV: &str = "XFN_CACHE_DIR";
 #[derive(Debug, Clone)]
 pub struct CompileCache {
     dir: PathBuf,
+    /// The entry key once the directory was checked, or why it can't be used.
+    state: Arc<OnceLock<Option<KeyHolder>>>,
+}
+
+/// The HMAC key (a newtype: `hmac::Key` has no `Debug` worth printing).
+struct KeyHolder(hmac::Key);
+
+impl std::fmt::Debug for KeyHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyHolder(..)")
+    }
 }
 
 impl CompileCache {
-    /// A cache in `dir` (created when first written).
+    /// A cache in `dir` (created and checked when first used).
     pub fn new(dir: impl Into<PathBuf>) -> CompileCache {
-        CompileCache { dir: dir.into() }
+        CompileCache {
+            dir: dir.into(),
+            state: Arc::new(OnceLock::new()),
+        }
     }
 
     /// The default: `$XFN_CACHE_DIR`, else `<user cache dir>/xfn`
@@ -49,21 +71,45 @@ impl CompileCache {
         &self.dir
     }
 
+    fn compiled_dir(&self) -> PathBuf {
+        self.dir.join("compiled")
+    }
+
+    /// Checks the directory once (see [`trust`]): the key when the cache
+    /// may be used, `None` (with a warning) when it may not.
+    fn key(&self) -> Option<&hmac::Key> {
+        self.state
+            .get_or_init(|| match trust::open(&self.dir, &self.compiled_dir()) {
+                Ok(key) => Some(KeyHolder(key)),
+                Err(e) => {
+                    tracing::warn!("not using the compile cache: {e}; compiling without it");
+                    None
+                }
+            })
+            .as_ref()
+            .map(|k| &k.0)
+    }
+
     fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let key = format!("{}-{:016x}", sha256_hex(wasm), hasher.finish());
-        self.dir.join("compiled").join(format!("{key}.cwasm"))
+        self.compiled_dir().join(format!("{key}.cwasm"))
     }
 
     /// Loads the compiled form of `wasm`, compiling and storing it on a miss.
     ///
-    /// A cache that can't be written is not an error: the component is
-    /// compiled and used anyway, with a warning. An error says why the
-    /// component could not be compiled; the caller names the function.
+    /// A cache that can't be trusted or written is not an error: the
+    /// component is compiled and used anyway, with a warning. An error says
+    /// why the component could not be compiled; the caller names the
+    /// function.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
+        let Some(key) = self.key() else {
+            return Component::new(engine, wasm)
+                .map_err(|e| format!("cannot compile component: {e:#}"));
+        };
         let path = self.entry_path(engine, wasm);
-        let found = self.load(engine, &path);
+        let found = load(engine, key, &path);
         crate::metrics::record_compile_cache(found.is_some());
         if let Some(component) = found {
             return Ok(component);
@@ -71,39 +117,75 @@ impl CompileCache {
         let compiled = engine
             .precompile_component(wasm)
             .map_err(|e| format!("cannot compile component: {e:#}"))?;
-        if let Err(e) = write_entry(&path, &compiled) {
+        // SAFETY: `compiled` was produced by this engine just now.
+        let component = unsafe { Component::deserialize(engine, &compiled) }
+            .map_err(|e| format!("cannot load compiled component: {e:#}"))?;
+        // Stored only once this engine could load it.
+        if let Err(e) = write_entry(key, &path, &compiled) {
             tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
         }
-        // SAFETY: `compiled` was produced by this engine just now.
-        unsafe { Component::deserialize(engine, &compiled) }
-            .map_err(|e| format!("cannot load compiled component: {e:#}"))
+        Ok(component)
     }
+}
 
-    fn load(&self, engine: &Engine, path: &Path) -> Option<Component> {
-        let bytes = fs::read(path).ok()?;
-        let Some(body) = verified_body(&bytes) else {
+/// The component of a cache entry, if the entry is there, is the user's,
+/// and carries a valid MAC. A corrupt or tampered entry is removed; one
+/// that this engine can't load (for a reason that may have nothing to do
+/// with the entry, such as a memory limit) is left in place.
+fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Option<Component> {
+    let bytes = match read_entry(path) {
+        Ok(bytes) => bytes?,
+        Err(e) => {
+            tracing::warn!("not using compile cache entry {e}; compiling afresh");
+            return None;
+        }
+    };
+    let Some(body) = verified_body(key, &entry_name(path), &bytes) else {
+        tracing::warn!(
+            "compile cache entry {} is corrupt or was tampered with; rebuilding it",
+            path.display()
+        );
+        let _ = fs::remove_file(path);
+        return None;
+    };
+    // SAFETY: the entry carries a MAC under the user's own key, in a
+    // directory only the user can write, so xfn wrote it; wasmtime itself
+    // rejects artifacts from another version or configuration.
+    match unsafe { Component::deserialize(engine, body) } {
+        Ok(component) => Some(component),
+        Err(e) => {
             tracing::warn!(
-                "compile cache entry {} is corrupt; rebuilding it",
+                "cannot use compile cache entry {} ({e:#}); compiling afresh",
                 path.display()
             );
-            let _ = fs::remove_file(path);
-            return None;
-        };
-        // SAFETY: the entry was written by xfn into the user's own cache
-        // directory and its checksum matches; wasmtime itself rejects
-        // artifacts from another version or configuration.
-        match unsafe { Component::deserialize(engine, body) } {
-            Ok(component) => Some(component),
-            Err(e) => {
-                tracing::warn!(
-                    "compile cache entry {} is stale ({e}); rebuilding it",
-                    path.display()
-                );
-                let _ = fs::remove_file(path);
-                None
-            }
+            None
         }
     }
+}
+
+/// The bytes of an entry, `None` if there is none. An entry that is not a
+/// regular file of the current user is an error.
+fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, TrustError> {
+    let io = |source| TrustError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = match trust::open_no_follow(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(TrustError::Unsafe {
+            path: path.to_owned(),
+            reason: String::from("not a regular file"),
+        });
+    }
+    trust::check_owned(path, &meta)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(Some(bytes))
 }
 
 /// The lowercase hex SHA-256 of `bytes`.
@@ -115,37 +197,41 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-const CHECKSUM_LEN: usize = 32;
+const MAC_LEN: usize = 32;
 
-/// An entry is the artifact followed by its SHA-256.
-fn verified_body(entry: &[u8]) -> Option<&[u8]> {
-    let split = entry.len().checked_sub(CHECKSUM_LEN)?;
-    let (body, checksum) = entry.split_at(split);
-    (Sha256::digest(body).as_slice() == checksum).then_some(body)
+fn entry_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
-fn write_entry(path: &Path, artifact: &[u8]) -> std::io::Result<()> {
+/// What the MAC covers: the entry's name (so entries can't be swapped) and
+/// the SHA-256 of its artifact.
+fn mac_input(name: &str, artifact: &[u8]) -> Vec<u8> {
+    let mut input = name.as_bytes().to_vec();
+    input.push(0);
+    input.extend_from_slice(&Sha256::digest(artifact));
+    input
+}
+
+/// An entry is the artifact followed by its MAC.
+fn verified_body<'a>(key: &hmac::Key, name: &str, entry: &'a [u8]) -> Option<&'a [u8]> {
+    let split = entry.len().checked_sub(MAC_LEN)?;
+    let (body, mac) = entry.split_at(split);
+    hmac::verify(key, &mac_input(name, body), mac)
+        .ok()
+        .map(|()| body)
+}
+
+fn write_entry(key: &hmac::Key, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(artifact)?;
-    tmp.write_all(&Sha256::digest(artifact))?;
+    tmp.write_all(hmac::sign(key, &mac_input(&entry_name(path), artifact)).as_ref())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verified_body_accepts_only_matching_checksums() {
-        let mut entry = b"artifact".to_vec();
-        entry.extend_from_slice(&Sha256::digest(b"artifact"));
-        assert_eq!(verified_body(&entry), Some(&b"artifact"[..]));
-        entry[0] ^= 1;
-        assert_eq!(verified_body(&entry), None);
-        assert_eq!(verified_body(b"short"), None);
-    }
-}
+mod tests;

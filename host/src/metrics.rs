@@ -46,6 +46,8 @@ struct Metrics {
     instances: Gauge,
     compile_cache: Family<ResultLabels, Counter>,
     pulls: Family<ResultLabels, Counter>,
+    /// The registry pulls already counted in `pulls`: (ok, error).
+    pulls_counted: std::sync::Mutex<(u64, u64)>,
 }
 
 /// Latency buckets: 100 µs to about 3.3 s, doubling.
@@ -101,6 +103,7 @@ fn metrics() -> &'static Metrics {
             instances,
             compile_cache,
             pulls,
+            pulls_counted: std::sync::Mutex::new((0, 0)),
         }
     })
 }
@@ -135,15 +138,24 @@ pub fn record_compile_cache(hit: bool) {
         .inc();
 }
 
-/// Records a package fetched from its registry (not from the local cache).
-pub fn record_pull(ok: bool) {
-    let result = if ok { "ok" } else { "error" };
-    metrics()
-        .pulls
-        .get_or_create(&ResultLabels {
-            result: result.to_owned(),
-        })
-        .inc();
+/// Brings the pull counters up to the pulls `xfn-oci` has made.
+fn count_pulls(m: &Metrics) {
+    let (ok, failed) = xfn_oci::registry_pulls();
+    let mut counted = m
+        .pulls_counted
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (counted_ok, counted_failed) = &mut *counted;
+    for (result, now, before) in [("ok", ok, counted_ok), ("error", failed, counted_failed)] {
+        if now > *before {
+            m.pulls
+                .get_or_create(&ResultLabels {
+                    result: result.to_owned(),
+                })
+                .inc_by(now - *before);
+            *before = now;
+        }
+    }
 }
 
 /// Counts one instance in use for as long as it lives.
@@ -166,9 +178,11 @@ impl Drop for InstanceInUse {
 
 /// The metrics in the OpenMetrics text format ([`CONTENT_TYPE`]).
 pub fn render() -> String {
+    let m = metrics();
+    count_pulls(m);
     let mut text = String::new();
     // Writing into a String cannot fail.
-    let _ = prometheus_client::encoding::text::encode(&mut text, &metrics().registry);
+    let _ = prometheus_client::encoding::text::encode(&mut text, &m.registry);
     text
 }
 

@@ -265,3 +265,35 @@ fn an_error_says_its_cause_once() {
          cannot read /nonexistent-xfn-dir/tls.crt: No such file or directory (os error 2)\n"
     );
 }
+
+#[test]
+fn a_zero_memory_limit_is_refused_before_anything_runs() {
+    for command in [
+        &[
+            "render",
+            "--memory-limit",
+            "0",
+            "xr.yaml",
+            "c.yaml",
+            "f.yaml",
+        ][..],
+        // An address that cannot be parsed: were the flag accepted, serve
+        // would stop there instead of listening.
+        &[
+            "serve",
+            "--memory-limit",
+            "0",
+            "--insecure",
+            "--address",
+            "no-port",
+        ][..],
+    ] {
+        let out = xfn(command);
+        assert!(!out.status.success(), "{command:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--memory-limit") && stderr.contains("0 is not in 1.."),
+            "{command:?}: {stderr}"
+        );
+    }
+}

@@ -248,6 +248,12 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
         .find(|l| l.starts_with(r#"xfn_function_calls_total{function="function-bye",result="ok"}"#))
         .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
     assert!(served.is_some_and(|n| n >= 1.0), "{metrics}");
+    // It pulled its packages from the registry, without a failure.
+    assert!(
+        metrics.contains(r#"xfn_package_pulls_total{result="ok"}"#),
+        "{metrics}"
+    );
+    assert!(!metrics.contains(r#"result="error""#), "{metrics}");
 
     // Every request the replicas made is one deploy/rbac.yaml allows.
     let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");

@@ -346,3 +346,74 @@ async fn refuses_a_core_module() {
     );
     assert_cache_empty(&options);
 }
+
+/// Options for a hostile loopback registry: plain HTTP, an empty cache.
+fn hostile_options(
+    dir: &std::path::Path,
+    registry: &oci_support::hostile::Hostile,
+) -> RegistryOptions {
+    RegistryOptions {
+        insecure_registries: vec![registry.addr.clone()],
+        ..oci_support::anonymous_options(dir)
+    }
+}
+
+#[tokio::test]
+async fn refuses_an_endless_manifest_while_reading_it() {
+    use oci_support::hostile::{Hostile, Misbehaviour};
+    // Up to 256 MiB if nothing stops reading; the limit is 4 MiB.
+    let registry = Hostile::start(Misbehaviour::EndlessManifest { cap: 256 << 20 }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = hostile_options(dir.path(), &registry);
+    let reference = registry.reference("endless/hello:v1");
+    let err = resolve(&reference, PullPolicy::Always, &options)
+        .await
+        .unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        matches!(&err, Error::BodyTooLarge { what, limit, .. } if what == "manifest" && *limit == 4 << 20),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("over the limit of 4194304 bytes"),
+        "{err}"
+    );
+    let sent = registry.sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(sent < 64 << 20, "read {sent} bytes of an endless manifest");
+    assert_cache_empty(&options);
+}
+
+#[tokio::test]
+async fn a_pull_that_drips_stops_at_its_deadline() {
+    use oci_support::hostile::{Hostile, Misbehaviour};
+    // A byte every 200 ms never trips the 60 s read timeout; 2,000 bytes
+    // would take 400 s.
+    let registry = Hostile::start(Misbehaviour::Drip {
+        every: std::time::Duration::from_millis(200),
+        bytes: 2000,
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = RegistryOptions {
+        pull_timeout: std::time::Duration::from_secs(2),
+        ..hostile_options(dir.path(), &registry)
+    };
+    let reference = registry.reference("drip/hello:v1");
+    let started = std::time::Instant::now();
+    let err = resolve(&reference, PullPolicy::Always, &options)
+        .await
+        .unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(&err, Error::Deadline { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&registry.addr) && message.contains("within 2s"),
+        "{message}"
+    );
+    assert_cache_empty(&options);
+}

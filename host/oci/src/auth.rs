@@ -297,6 +297,7 @@ pub(crate) fn read_pull_secret(path: &Path) -> Result<Vec<DockerConfig>> {
         reason,
     };
     let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    xfn_yaml::check(&text).map_err(|refusal| fail(refusal.to_string()))?;
     let mut configs = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(&text) {
         let secret = Secret::deserialize(document)

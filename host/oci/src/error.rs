@@ -149,6 +149,30 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The registry sent a body over its limit (refused while streaming).
+    #[error(
+        "{reference}: registry {registry} sent a {what} over the limit of {limit} bytes; \
+         refusing it"
+    )]
+    BodyTooLarge {
+        reference: String,
+        registry: String,
+        what: String,
+        limit: u64,
+    },
+
+    /// A pull did not finish within its deadline.
+    #[error(
+        "{reference}: pulling from registry {registry} did not finish within {}s \
+         (raise it with --pull-timeout)",
+        deadline.as_secs_f64()
+    )]
+    Deadline {
+        reference: String,
+        registry: String,
+        deadline: std::time::Duration,
+    },
+
     /// Any other error the registry returned.
     #[error("{reference}: registry error: {detail}")]
     Registry { reference: String, detail: String },

@@ -19,6 +19,7 @@
 //! names the reference it concerns ([`Error`]).
 
 mod auth;
+mod body;
 pub mod cache;
 pub mod component;
 mod digest;
@@ -39,9 +40,11 @@ pub use digest::Digest;
 pub use error::{Error, Result};
 pub use layout::Layout;
 pub use memories::MAX_MEMORIES;
-pub use options::{DEFAULT_MAX_LAYER_SIZE, PullPolicy, RegistryOptions, parse_size};
+pub use options::{
+    DEFAULT_MAX_LAYER_SIZE, DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
+};
 pub use package::{FunctionMetadata, MetadataSource};
-pub use pull::{PulledFunction, resolve};
+pub use pull::{PulledFunction, registry_pulls, resolve};
 pub use push::{Artifact, PushMetadata, Pushed, build_artifact, push};
 pub use reference::ImageRef;
 pub use xpkg::PackageFile;

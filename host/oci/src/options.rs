@@ -53,6 +53,10 @@ pub const DEFAULT_MAX_LAYER_SIZE: u64 = 64 << 20;
 /// The largest manifest or image config xfn reads: 4 MiB.
 pub const MAX_METADATA_SIZE: u64 = 4 << 20;
 
+/// The default longest a pull from a registry may take, all requests
+/// together: 5 minutes.
+pub const DEFAULT_PULL_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How to reach registries and where to cache what they return.
 #[derive(Debug, Clone)]
 pub struct RegistryOptions {
@@ -76,8 +80,11 @@ pub struct RegistryOptions {
     pub max_layer_size: u64,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
-    /// How long to wait for a read before giving up.
+    /// How long to wait for a read before giving up (each read).
     pub read_timeout: Duration,
+    /// The longest a whole pull from a registry may take (every request
+    /// and body of it), however steadily the registry sends.
+    pub pull_timeout: Duration,
 }
 
 impl Default for RegistryOptions {
@@ -92,6 +99,7 @@ impl Default for RegistryOptions {
             max_layer_size: DEFAULT_MAX_LAYER_SIZE,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(60),
+            pull_timeout: DEFAULT_PULL_TIMEOUT,
         }
     }
 }

@@ -92,6 +92,7 @@ pub fn from_package_layer(layer: &[u8]) -> Result<FunctionMetadata, String> {
 
 /// Reads the Function object of a `package.yaml` stream.
 pub fn from_package_yaml(text: &str) -> Result<FunctionMetadata, String> {
+    xfn_yaml::check(text).map_err(|refusal| format!("{PACKAGE_FILE}: {refusal}"))?;
     let mut other_kinds = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
         let object = match Object::deserialize(document) {

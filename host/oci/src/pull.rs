@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use futures_util::StreamExt;
 use oci_client::RegistryOperation;
 use oci_client::manifest::{OciDescriptor, OciImageIndex, OciImageManifest, OciManifest};
 
+use crate::body::BodyError;
 use crate::cache::Cache;
 use crate::component::ComponentInfo;
 use crate::digest::Digest;
@@ -80,10 +80,54 @@ pub async fn resolve(
         }
         PullPolicy::IfNotPresent => match from_cache(&reference, &cache, options)? {
             Some(found) => Ok(found),
-            None => from_registry(&reference, &cache, options).await,
+            None => from_registry_in_time(&reference, &cache, options).await,
         },
-        PullPolicy::Always => from_registry(&reference, &cache, options).await,
+        PullPolicy::Always => from_registry_in_time(&reference, &cache, options).await,
     }
+}
+
+/// Pulls from registries that succeeded and that failed, in this process.
+static PULLS: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// How many pulls from a registry (not from the cache) this process has
+/// made so far: `(succeeded, failed)`. Metrics read it.
+pub fn registry_pulls() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (PULLS[0].load(Relaxed), PULLS[1].load(Relaxed))
+}
+
+/// [`from_registry`] within `options.pull_timeout`, however steadily (or
+/// slowly) the registry sends. Nothing is cached unless it all finished.
+async fn from_registry_in_time(
+    reference: &ImageRef,
+    cache: &Cache,
+    options: &RegistryOptions,
+) -> Result<PulledFunction> {
+    let pulled = pull_in_time(reference, cache, options).await;
+    PULLS[usize::from(pulled.is_err())].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    pulled
+}
+
+async fn pull_in_time(
+    reference: &ImageRef,
+    cache: &Cache,
+    options: &RegistryOptions,
+) -> Result<PulledFunction> {
+    tokio::time::timeout(
+        options.pull_timeout,
+        from_registry(reference, cache, options),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(Error::Deadline {
+            reference: reference.text().to_owned(),
+            registry: reference.registry().to_owned(),
+            deadline: options.pull_timeout,
+        })
+    })
 }
 
 /// The blobs of one artifact, verified, before the checks that turn them
@@ -331,27 +375,33 @@ fn crossplane_problems(fetched: &Fetched, layer: &[u8]) -> Vec<String> {
     problems
 }
 
-/// Fetches a manifest and checks it against the digest that names it (the
-/// reference's, else the registry's `Docker-Content-Digest`).
+/// Fetches a manifest (at most [`MAX_METADATA_SIZE`] bytes, refused while
+/// streaming) and checks it against the digest that names it (the
+/// reference's, else the registry's `Docker-Content-Digest`, else its own).
 async fn pull_manifest(session: &Session, reference: &ImageRef) -> Result<(Vec<u8>, Digest)> {
-    let (bytes, claimed) = session
-        .client
-        .pull_manifest_raw(reference.oci(), &session.auth, MANIFEST_MEDIA_TYPES)
-        .await
-        .map_err(|e| session.error(e))?;
-    if bytes.len() as u64 > MAX_METADATA_SIZE {
-        return Err(Error::Layout {
-            reference: session.reference.text().to_owned(),
-            reason: format!(
-                "the manifest is {} bytes, over {MAX_METADATA_SIZE}",
-                bytes.len()
-            ),
-        });
-    }
+    let oci = reference.oci();
+    let name = oci
+        .digest()
+        .or_else(|| oci.tag())
+        .unwrap_or("latest")
+        .to_owned();
+    let response = session
+        .get(
+            &format!("manifests/{name}"),
+            Some(&MANIFEST_MEDIA_TYPES.join(", ")),
+        )
+        .await?;
+    let claimed = response
+        .headers()
+        .get("Docker-Content-Digest")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = read_body(session, response, MAX_METADATA_SIZE, "manifest").await?;
     let actual = Digest::of(&bytes);
-    let expected = match reference.digest() {
-        Some(d) => d,
-        None => parse_digest(reference, &claimed)?,
+    let expected = match (reference.digest(), claimed) {
+        (Some(d), _) => d,
+        (None, Some(claimed)) => parse_digest(reference, &claimed)?,
+        (None, None) => actual.clone(),
     };
     if actual != expected {
         return Err(Error::DigestMismatch {
@@ -361,7 +411,32 @@ async fn pull_manifest(session: &Session, reference: &ImageRef) -> Result<(Vec<u
             actual: actual.to_string(),
         });
     }
-    Ok((bytes.to_vec(), actual))
+    Ok((bytes, actual))
+}
+
+/// Reads a body of at most `limit` bytes, refusing it while streaming.
+async fn read_body(
+    session: &Session,
+    response: reqwest::Response,
+    limit: u64,
+    what: &str,
+) -> Result<Vec<u8>> {
+    let reference = &session.reference;
+    crate::body::read_limited(response, limit)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge { limit } => Error::BodyTooLarge {
+                reference: reference.text().to_owned(),
+                registry: reference.registry().to_owned(),
+                what: what.to_owned(),
+                limit,
+            },
+            BodyError::Transport(e) => Error::Unavailable {
+                reference: reference.text().to_owned(),
+                registry: reference.registry().to_owned(),
+                detail: format!("reading the {what}: {}", crate::error::chain(&e)),
+            },
+        })
 }
 
 /// A verified blob: from the cache if it is there, else downloaded (at most
@@ -379,17 +454,14 @@ async fn fetch_blob(
     if let Some(bytes) = cache.read_blob(&expected)? {
         return Ok(bytes);
     }
-    let mut stream = session
-        .client
-        .pull_blob_stream(reference.oci(), layer)
-        .await
-        .map_err(|e| session.error(e))?;
+    let mut response = session.get(&format!("blobs/{expected}"), None).await?;
     let declared = u64::try_from(layer.size).unwrap_or(0);
     let mut bytes = Vec::with_capacity(usize::try_from(declared.min(limit)).unwrap_or(0));
-    while let Some(chunk) = stream.next().await {
-        let chunk = match chunk {
-            Ok(chunk) => chunk,
-            Err(e) => return Err(stream_error(reference, what, &expected, e)),
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => return Err(stream_error(reference, what, &expected, &e)),
         };
         bytes.extend_from_slice(&chunk);
         let len = bytes.len() as u64;
@@ -417,31 +489,17 @@ async fn fetch_blob(
     Ok(bytes)
 }
 
-/// An error while streaming a blob: oci-client's own digest check, or the
-/// transport.
-fn stream_error(reference: &ImageRef, what: &str, expected: &Digest, err: std::io::Error) -> Error {
-    use oci_client::errors::{DigestError, OciDistributionError};
-    let inner = err.get_ref();
-    let verification = inner
-        .and_then(|e| e.downcast_ref::<DigestError>())
-        .or_else(
-            || match inner.and_then(|e| e.downcast_ref::<OciDistributionError>()) {
-                Some(OciDistributionError::DigestError(d)) => Some(d),
-                _ => None,
-            },
-        );
-    if let Some(DigestError::VerificationError { actual, .. }) = verification {
-        return Error::DigestMismatch {
-            reference: reference.text().to_owned(),
-            what: what.to_owned(),
-            expected: expected.to_string(),
-            actual: actual.clone(),
-        };
-    }
+/// An error while streaming a blob.
+fn stream_error(
+    reference: &ImageRef,
+    what: &str,
+    expected: &Digest,
+    err: &reqwest::Error,
+) -> Error {
     Error::Unavailable {
         reference: reference.text().to_owned(),
         registry: reference.registry().to_owned(),
-        detail: format!("reading {what} {expected}: {}", crate::error::chain(&err)),
+        detail: format!("reading {what} {expected}: {}", crate::error::chain(err)),
     }
 }
 

@@ -19,6 +19,12 @@ pub(crate) struct Session {
     pub client: Client,
     pub auth: RegistryAuth,
     pub reference: ImageRef,
+    /// The HTTP client of pulls, whose bodies xfn reads itself (bounded).
+    http: reqwest::Client,
+    /// `https` or `http`, as the handshake settled.
+    scheme: &'static str,
+    /// The bearer token the handshake returned, if any.
+    token: Option<String>,
 }
 
 impl Session {
@@ -45,8 +51,9 @@ impl Session {
             ClientProtocol::Https
         };
         let client = build_client(reference, protocol, &certs, options)?;
-        let client = match client.auth(reference.oci(), &auth, op).await {
-            Ok(_) => client,
+        let mut scheme = if insecure { "http" } else { "https" };
+        let (client, token) = match client.auth(reference.oci(), &auth, op).await {
+            Ok(token) => (client, token),
             Err(OciDistributionError::RequestError(e))
                 if !insecure
                     && reference.is_loopback()
@@ -54,11 +61,12 @@ impl Session {
             {
                 tracing::debug!("{registry} does not speak TLS; using plain HTTP (loopback)");
                 let client = build_client(reference, ClientProtocol::Http, &certs, options)?;
-                client
+                let token = client
                     .auth(reference.oci(), &auth, op)
                     .await
                     .map_err(|e| from_oci(reference.text(), registry, e))?;
-                client
+                scheme = "http";
+                (client, token)
             }
             Err(e) => return Err(from_oci(reference.text(), registry, e)),
         };
@@ -66,7 +74,40 @@ impl Session {
             client,
             auth,
             reference: reference.clone(),
+            http: build_http(reference, &certs, options)?,
+            scheme,
+            token,
         })
+    }
+
+    /// GETs `path` (under `/v2/<repository>/`) with the session's
+    /// credentials; a status other than 200 is an error, its body read
+    /// only up to [`crate::body::MAX_ERROR_BODY`].
+    pub async fn get(&self, path: &str, accept: Option<&str>) -> Result<reqwest::Response> {
+        let oci = self.reference.oci();
+        let url = format!(
+            "{}://{}/v2/{}/{path}",
+            self.scheme,
+            oci.resolve_registry(),
+            oci.repository()
+        );
+        let mut request = self.http.get(&url);
+        if let Some(accept) = accept {
+            request = request.header(http::header::ACCEPT, accept);
+        }
+        request = match (&self.token, &self.auth) {
+            (Some(token), _) => request.bearer_auth(token),
+            (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
+            _ => request,
+        };
+        let response = request
+            .send()
+            .await
+            .map_err(|e| self.error(OciDistributionError::RequestError(e)))?;
+        if response.status() == reqwest::StatusCode::OK {
+            return Ok(response);
+        }
+        Err(self.error(crate::body::status_error(response).await))
     }
 
     /// Maps an oci-client error to ours, naming this session's reference.
@@ -103,6 +144,33 @@ fn build_client(
         reference: reference.text().to_owned(),
         detail: format!("cannot set up the HTTP client: {e}"),
     })
+}
+
+/// The HTTP client of pulls: the same TLS roots and timeouts as
+/// oci-client's, with rustls and the ring provider.
+fn build_http(
+    reference: &ImageRef,
+    certs: &[Certificate],
+    options: &RegistryOptions,
+) -> Result<reqwest::Client> {
+    let fail = |detail: String| Error::Registry {
+        reference: reference.text().to_owned(),
+        detail,
+    };
+    let mut roots = Vec::with_capacity(certs.len());
+    for cert in certs {
+        roots.push(
+            reqwest::Certificate::from_der(&cert.data)
+                .map_err(|e| fail(format!("cannot use a CA certificate: {e}")))?,
+        );
+    }
+    reqwest::Client::builder()
+        .tls_certs_merge(roots)
+        .connect_timeout(options.connect_timeout)
+        .read_timeout(options.read_timeout)
+        .user_agent(concat!("xfn/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| fail(format!("cannot set up the HTTP client: {e}")))
 }
 
 /// Reads every certificate of every `--ca-cert` PEM file.

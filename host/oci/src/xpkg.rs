@@ -202,6 +202,9 @@ pub fn parse_package_yaml(text: &str) -> Result<PackageYaml, Vec<String>> {
     let mut functions = Vec::new();
     let mut metas = Vec::new();
     let mut crds = 0;
+    if let Err(refusal) = xfn_yaml::check(text) {
+        return Err(vec![refusal.to_string()]);
+    }
     for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let n = i + 1;
         let mut value = match serde::Deserialize::deserialize(document) {

@@ -80,8 +80,9 @@ pub struct ServerLimits {
     /// Longest a call may run when the client sets no shorter gRPC deadline (10ms to 1day).
     #[arg(long, default_value = "30s", value_parser = parse_timeout)]
     pub timeout: Duration,
-    /// Most memory one function call may use, in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    /// Most memory one function call may use, in MiB (at least 1).
+    #[arg(long, default_value_t = 256, value_name = "MIB",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
     /// Calls that may run at once, over all functions (each holds a sandboxed instance); more wait their turn.
     #[arg(long, default_value_t = 128, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]

@@ -69,8 +69,9 @@ pub struct RenderArgs {
     /// Registries and the cache.
     #[command(flatten)]
     pub registry: super::oci::RegistryArgs,
-    /// Most memory one function call may use, in MiB.
-    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    /// Most memory one function call may use, in MiB (at least 1).
+    #[arg(long, default_value_t = 256, value_name = "MIB",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
 }
 

@@ -173,6 +173,7 @@ pub fn read_functions_file(path: &Path) -> Result<Vec<FunctionSpec>, LoadError> 
 
 /// Parses the `Function` objects of a YAML stream read from `path`.
 pub fn parse_functions(yaml: &str, path: &Path) -> Result<Vec<FunctionSpec>, LoadError> {
+    xfn_yaml::check(yaml).map_err(|refusal| invalid(path, refusal.to_string()))?;
     let mut specs = Vec::new();
     for (index, document) in serde_yaml_ng::Deserializer::from_str(yaml).enumerate() {
         let value = serde_yaml_ng::Value::deserialize(document)

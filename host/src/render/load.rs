@@ -95,6 +95,13 @@ pub fn read_file(path: &Path) -> Result<Vec<Value>, LoadError> {
 /// Parses a YAML stream into JSON values, skipping empty documents.
 /// Errors carry the 1-based line where parsing failed.
 pub fn parse_stream(text: &str) -> Result<Vec<Value>, (Option<usize>, String)> {
+    xfn_yaml::check(text).map_err(|refusal| {
+        let line = match refusal {
+            xfn_yaml::Refusal::TooDeep { line, .. } => Some(line),
+            xfn_yaml::Refusal::TooLarge { .. } => None,
+        };
+        (line, refusal.to_string())
+    })?;
     let mut out = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
         let value = Value::deserialize(document).map_err(|e| {
@@ -117,6 +124,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Value>, (Option<usize>, String)> {
 
 /// Parses one YAML or JSON value (for `--context-values` and context files).
 pub fn parse_value(text: &str) -> Result<Value, String> {
+    xfn_yaml::check(text).map_err(|refusal| refusal.to_string())?;
     serde_yaml_ng::from_str::<Value>(text).map_err(|e| e.to_string())
 }
 
@@ -152,5 +160,32 @@ mod tests {
     fn refuses_documents_that_are_not_objects() {
         let (_, reason) = parse_stream("- a\n- b\n").expect_err("a list");
         assert_eq!(reason, "want a Kubernetes object, got a list");
+    }
+
+    #[test]
+    fn refuses_alias_amplification() {
+        // 64 KiB referenced 2,000 times: a 72 KiB text that expands to 128 MiB.
+        let mut text = format!("a: &big {}\nb: [", "x".repeat(64 << 10));
+        text.push_str(&vec!["*big"; 2000].join(", "));
+        text.push_str("]\n");
+        let (_, reason) = parse_stream(&text).expect_err("amplification");
+        assert!(reason.contains("aliases expand the document"), "{reason}");
+        let reason = parse_value(&text).expect_err("amplification");
+        assert!(reason.contains("aliases expand the document"), "{reason}");
+    }
+
+    #[test]
+    fn refuses_deep_flow_nesting_in_linear_time() {
+        let text = format!("a: {}", "[".repeat(400_000));
+        let started = std::time::Instant::now();
+        let (line, reason) = parse_stream(&text).expect_err("too deep");
+        assert!(reason.contains("nested more than"), "{reason}");
+        assert_eq!(line, Some(1));
+        // The parser alone took 28 s or more on such a text.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

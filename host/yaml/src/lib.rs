@@ -1,4 +1,5 @@
-//! Go-compatible YAML emission.
+//! Go-compatible YAML emission, and the guard every YAML input passes
+//! before it is parsed ([`check`]).
 //!
 //! Prints a [`serde_json::Value`] byte for byte as `sigs.k8s.io/yaml.JSONToYAML`
 //! (the go-yaml v2 emitter) does: sorted keys in go-yaml's natural order,
@@ -19,6 +20,7 @@
 
 mod chars;
 mod emitter;
+pub mod guard;
 mod keys;
 mod number;
 mod resolve;
@@ -30,6 +32,7 @@ mod walk;
 
 use serde_json::Value;
 
+pub use guard::{Refusal, check};
 pub use number::format_go_float;
 
 /// Appends `value` to `out` as one YAML document, without a leading `---`,

@@ -20,6 +20,8 @@ use tempfile::TempDir;
 #[path = "../../../host/src/cli/oci.rs"]
 pub mod cli;
 
+pub mod hostile;
+
 /// How long a test registry may live before `timeout` stops it.
 const REGISTRY_LIFETIME_SECS: u32 = 300;
 
