@@ -46,7 +46,7 @@ impl Default for HostConfig {
         HostConfig {
             call_timeout: Duration::from_secs(30),
             memory_limit: 256 << 20,
-            epoch_tick: Duration::from_millis(10),
+            epoch_tick: Duration::from_millis(1),
             stderr_capture: 64 << 10,
             pooling: true,
             max_concurrent_calls: 128,

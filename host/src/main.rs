@@ -46,9 +46,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Validate(args) => cli::validate::run(args),
-        Command::Serve(args) => {
-            runtime(args.workers).and_then(|rt| rt.block_on(cli::serve::run(args)))
-        }
+        Command::Serve(args) => runtime(None).and_then(|rt| rt.block_on(cli::serve::run(args))),
         Command::Controller(args) => {
             runtime(None).and_then(|rt| rt.block_on(cli::controller::run(args)))
         }

@@ -45,7 +45,7 @@ pub fn error_text(error: &anyhow::Error) -> String {
 }
 
 /// Shortest `--timeout`: the host notices a deadline within one epoch tick
-/// (10 ms), so a shorter one could not be kept.
+/// (1 ms) plus scheduling, so a much shorter one could not be kept.
 pub const MIN_TIMEOUT: Duration = Duration::from_millis(10);
 
 /// Longest `--timeout`: a day. (Longer deadlines overflow clocks.)
@@ -68,6 +68,26 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(timeout)
+}
+
+/// The runtime that runs a server's calls, apart from the one serving its
+/// connections: `workers` threads (default: one per CPU), named
+/// `xfn-call`. It lives as long as the process.
+pub fn call_runtime(workers: Option<u16>) -> anyhow::Result<tokio::runtime::Handle> {
+    static CALLS: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
+        std::sync::OnceLock::new();
+    let built = CALLS.get_or_init(|| {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.thread_name("xfn-call").enable_all();
+        if let Some(n) = workers {
+            builder.worker_threads(usize::from(n));
+        }
+        builder.build().map_err(|e| e.to_string())
+    });
+    match built {
+        Ok(runtime) => Ok(runtime.handle().clone()),
+        Err(e) => anyhow::bail!("cannot start the threads that run calls: {e}"),
+    }
 }
 
 /// The limits and cache of a server's calls: the flags `xfn serve` and

@@ -49,9 +49,9 @@ pub struct ServeArgs {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub limits: super::ServerLimits,
-    /// Threads that serve calls (each runs wasm on the spot), 1 to 1024;
-    /// default: one per CPU. Set it to the CPUs the server may use: fewer
-    /// threads hand work between each other less.
+    /// Threads that run calls (wasm), 1 to 1024; default: one per CPU.
+    /// Connections are served by threads of their own, so a guest that
+    /// computes never delays another call's network exchange.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS))]
     pub workers: Option<u16>,
     /// Also serve Prometheus metrics (/metrics) and probes (/healthz, /readyz) over plain HTTP here.
@@ -114,6 +114,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         namespace: args.namespace.clone(),
         reflection: true,
         shutdown_grace: args.limits.shutdown_grace(),
+        call_runtime: Some(super::call_runtime(args.workers)?),
     };
     let plaintext = config.tls.is_none();
     let server = Server::bind(config, table).await?;

@@ -64,6 +64,11 @@ pub struct ServerConfig {
     pub reflection: bool,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
+    /// Where calls run. A runtime of their own keeps connections and
+    /// routing responsive while guests compute: a call then waits behind
+    /// other guests at most a tick, not once per step of the gRPC exchange.
+    /// `None` runs calls on the server's own runtime.
+    pub call_runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Default for ServerConfig {
@@ -77,6 +82,7 @@ impl Default for ServerConfig {
             namespace: None,
             reflection: true,
             shutdown_grace: Duration::from_secs(35),
+            call_runtime: None,
         }
     }
 }
@@ -121,6 +127,7 @@ struct Shared {
     health: Health,
     shutdown: watch::Sender<bool>,
     reload: tokio::sync::Mutex<()>,
+    call_runtime: Option<tokio::runtime::Handle>,
 }
 
 impl Shared {
@@ -170,6 +177,7 @@ impl Server {
             health,
             shutdown: watch::Sender::new(false),
             reload: tokio::sync::Mutex::new(()),
+            call_runtime: config.call_runtime.clone(),
         });
         Ok(Server {
             shared,
@@ -402,7 +410,14 @@ impl Runner {
             }
         };
         let started = Instant::now();
-        let outcome = Self::call(&name, function, request.into_inner(), timeout).await;
+        let outcome = Self::call(
+            &name,
+            function,
+            request.into_inner(),
+            timeout,
+            self.shared.call_runtime.as_ref(),
+        )
+        .await;
         let result = match &outcome {
             Ok(_) => "ok",
             Err(status) => metrics::code_label(status.code()),
@@ -418,6 +433,7 @@ impl Runner {
         function: Arc<dyn crate::Function>,
         request: v1::RunFunctionRequest,
         timeout: Option<Duration>,
+        runtime: Option<&tokio::runtime::Handle>,
     ) -> Result<v1::RunFunctionResponse, Status> {
         let request = convert::request_from_proto(request).map_err(|e| {
             Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
@@ -425,7 +441,11 @@ impl Runner {
 
         let started = Instant::now();
         // A call of its own: a panic in it is an error, not a lost connection.
-        let call = tokio::spawn(async move { function.call(&request, timeout).await });
+        let run = async move { function.call(&request, timeout).await };
+        let call = match runtime {
+            Some(runtime) => runtime.spawn(run),
+            None => tokio::spawn(run),
+        };
         let outcome = call
             .await
             .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
