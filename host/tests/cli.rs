@@ -265,3 +265,28 @@ fn an_error_says_its_cause_once() {
          cannot read /nonexistent-xfn-dir/tls.crt: No such file or directory (os error 2)\n"
     );
 }
+
+#[test]
+fn a_repeated_function_port_is_refused() {
+    let out = xfn_bounded(
+        &[
+            "serve",
+            "--insecure",
+            "--address",
+            "127.0.0.1:0",
+            "--function",
+            "function-a=/nonexistent/a.wasm",
+            "--function-port",
+            "function-a=0",
+            "--function-port",
+            "function-a=0",
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("function \"function-a\" already has a --function-port"),
+        "{stderr}"
+    );
+}

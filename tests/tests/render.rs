@@ -269,3 +269,19 @@ fn secret_data_that_is_not_an_object_of_strings_is_an_error() {
         run.stderr
     );
 }
+
+#[test]
+fn a_module_annotation_that_is_not_a_string_is_an_error() {
+    let run = run_edited_case("multi-step", "functions.yaml", |f| {
+        f["metadata"]["annotations"] =
+            serde_json::json!({"render.crossplane.io/runtime-wasm-module": ["a.wasm"]});
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array"
+        ),
+        "{}",
+        run.stderr
+    );
+}

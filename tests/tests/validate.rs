@@ -75,3 +75,32 @@ fn a_step_name_or_function_ref_of_the_wrong_type_names_the_field_and_type() {
          spec.pipeline[1].functionRef: Invalid type: expected an object, got string\n"
     );
 }
+
+#[test]
+fn a_module_annotation_that_is_not_a_string_fails_as_render_does() {
+    let from = cases().join("multi-step");
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::copy(
+        from.join("composition.yaml"),
+        dir.path().join("composition.yaml"),
+    )
+    .expect("copy");
+    let function = serde_json::json!({
+        "apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
+        "metadata": {"name": "function-scripted",
+                     "annotations": {"render.crossplane.io/runtime-wasm-module": ["a.wasm"]}},
+    });
+    std::fs::write(dir.path().join("functions.yaml"), function.to_string()).expect("write");
+    let run = run_xfn(
+        dir.path(),
+        &["validate", "composition.yaml", "functions.yaml"].map(String::from),
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array"
+        ),
+        "{}",
+        run.stderr
+    );
+}

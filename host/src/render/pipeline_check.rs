@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 /// A JSON type's name as Kubernetes validation messages print it.
-fn type_name(value: &Value) -> &'static str {
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
