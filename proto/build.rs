@@ -49,6 +49,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         .build_client(true)
         .build_server(true)
         .build_transport(true)
+        // prost's own recursion limit is off (see Cargo.toml); this codec
+        // bounds the depth instead.
+        .codec_path("crate::codec::DepthCodec")
         .compile_fds(fds)?;
     Ok(())
 }

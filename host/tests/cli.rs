@@ -297,3 +297,28 @@ fn a_zero_memory_limit_is_refused_before_anything_runs() {
         );
     }
 }
+
+#[test]
+fn a_repeated_function_port_is_refused() {
+    let out = xfn_bounded(
+        &[
+            "serve",
+            "--insecure",
+            "--address",
+            "127.0.0.1:0",
+            "--function",
+            "function-a=/nonexistent/a.wasm",
+            "--function-port",
+            "function-a=0",
+            "--function-port",
+            "function-a=0",
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("function \"function-a\" already has a --function-port"),
+        "{stderr}"
+    );
+}

@@ -18,6 +18,11 @@
 //! imports, for gRPC reflection.
 
 /// `apiextensions.fn.proto.v1`: the current function protocol.
+pub mod codec;
+pub mod depth;
+
+pub use depth::{MAX_MESSAGE_DEPTH, with_deep_stack};
+
 pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/apiextensions.r#fn.proto.v1.rs"));
 }
@@ -51,7 +56,23 @@ pub const V1BETA1_SERVICE_NAME: &str = "apiextensions.fn.proto.v1beta1.FunctionR
 pub fn transcode<T: prost::Message + Default>(
     msg: &impl prost::Message,
 ) -> Result<T, prost::DecodeError> {
-    T::decode(msg.encode_to_vec().as_slice())
+    // Encoding and decoding recurse once per level.
+    depth::with_deep_stack(|| T::decode(msg.encode_to_vec().as_slice()))
+}
+
+macro_rules! checked {
+    ($($ty:ty => $name:literal),* $(,)?) => {$(
+        impl depth::Checked for $ty {
+            const PROTO_NAME: &'static str = $name;
+        }
+    )*};
+}
+
+checked! {
+    v1::RunFunctionRequest => "apiextensions.fn.proto.v1.RunFunctionRequest",
+    v1::RunFunctionResponse => "apiextensions.fn.proto.v1.RunFunctionResponse",
+    v1beta1::RunFunctionRequest => "apiextensions.fn.proto.v1beta1.RunFunctionRequest",
+    v1beta1::RunFunctionResponse => "apiextensions.fn.proto.v1beta1.RunFunctionResponse",
 }
 
 /// Implements `TryFrom` (by value and by reference) between wire-identical types.
@@ -71,7 +92,8 @@ macro_rules! wire_identical {
 
             /// Converts by encoding and decoding, as Crossplane does.
             fn try_from(msg: $from) -> Result<Self, Self::Error> {
-                transcode(&msg)
+                // `msg` is dropped on the deep stack too.
+                depth::with_deep_stack(move || transcode(&msg))
             }
         }
     )*};

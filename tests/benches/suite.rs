@@ -20,7 +20,6 @@
 //! figures without writing the report, e.g.
 //! `cargo bench -p xfn-tests --bench suite -- 1 4`.
 
-#[allow(dead_code)]
 #[path = "../tests/oci_support/mod.rs"]
 mod oci_support;
 

@@ -118,3 +118,41 @@ fn a_package_that_is_not_cached_and_not_reachable_is_a_clear_error() {
         run.stderr
     );
 }
+
+#[test]
+fn a_cache_that_cannot_be_written_is_warned_about_and_render_goes_on() {
+    let registry = Registry::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let package = registry.reference("crossplane-contrib/function-patch-and-transform:v0.8.2");
+    let wasm = wasm_dir().join("function_patch_and_transform.wasm");
+    let push = run_xfn(
+        work.path(),
+        &[
+            "push".to_owned(),
+            wasm.display().to_string(),
+            package.clone(),
+        ],
+    );
+    assert_eq!(push.code, 0, "xfn push: {}", push.stderr);
+    // A cache under a regular file can be neither read nor written, even
+    // by root (a read-only directory would not stop root).
+    let blocker = work.path().join("not-a-directory");
+    std::fs::write(&blocker, "").expect("write");
+    let cache = blocker.join("cache");
+    let functions = functions_file(work.path(), &package, None);
+    let run = render(work.path(), &cache, &functions);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let want =
+        std::fs::read_to_string(docs_dir().join("expected-output.yaml")).expect("expected output");
+    assert_eq!(run.stdout, want);
+    assert!(
+        run.stderr.contains("continuing without caching it"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("built-in"),
+        "pulled, not built in: {}",
+        run.stderr
+    );
+}

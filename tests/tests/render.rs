@@ -200,3 +200,88 @@ fn the_hello_example_renders_with_the_built_in_function() {
         run.stderr
     );
 }
+
+/// A copy of golden case `name` in a temporary directory, with `edit`
+/// applied to its JSON file `file`, run with the case's arguments.
+fn run_edited_case(name: &str, file: &str, edit: impl FnOnce(&mut Value)) -> Run {
+    let from = cases_dir().join(name);
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in std::fs::read_dir(&from).expect("case dir") {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, dir.path().join(path.file_name().expect("name"))).expect("copy");
+    }
+    let path = dir.path().join(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let mut doc: Value = serde_json::from_str(text.trim_start_matches("---\n")).expect("JSON");
+    edit(&mut doc);
+    std::fs::write(&path, doc.to_string()).expect("write");
+    let args_text = std::fs::read_to_string(from.join("args")).expect("args");
+    let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
+    let wasm = wasm_dir().display().to_string();
+    let args: Vec<String> = args.iter().map(|a| a.replace("${WASM}", &wasm)).collect();
+    run_xfn(dir.path(), &args)
+}
+
+#[test]
+fn a_step_name_or_function_ref_of_the_wrong_type_is_an_error() {
+    let run = run_edited_case("multi-step", "composition.yaml", |c| {
+        c["spec"]["pipeline"][0]["step"] = serde_json::json!(5);
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("spec.pipeline[0].step: Invalid type: expected a string, got number"),
+        "{}",
+        run.stderr
+    );
+    let run = run_edited_case("multi-step", "composition.yaml", |c| {
+        c["spec"]["pipeline"][1]["functionRef"] = serde_json::json!("x");
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("spec.pipeline[1].functionRef: Invalid type: expected an object, got string"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn secret_data_that_is_not_an_object_of_strings_is_an_error() {
+    let run = run_edited_case("flag-credentials", "secrets.yaml", |s| {
+        s["data"] = serde_json::json!(5);
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("secret \"creds\": data must be an object of base64 strings"),
+        "{}",
+        run.stderr
+    );
+    let run = run_edited_case("flag-credentials", "secrets.yaml", |s| {
+        s["data"]["password"] = serde_json::json!(5);
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("secret \"creds\": data \"password\" must be a base64 string"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_module_annotation_that_is_not_a_string_is_an_error() {
+    let run = run_edited_case("multi-step", "functions.yaml", |f| {
+        f["metadata"]["annotations"] =
+            serde_json::json!({"render.crossplane.io/runtime-wasm-module": ["a.wasm"]});
+    });
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array"
+        ),
+        "{}",
+        run.stderr
+    );
+}

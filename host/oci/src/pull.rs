@@ -130,6 +130,23 @@ async fn pull_in_time(
     })
 }
 
+/// A cache lookup; a cache that cannot be read is a miss, with a warning,
+/// as the compile cache treats one.
+fn cached<T>(lookup: Result<Option<T>>) -> Option<T> {
+    lookup.unwrap_or_else(|e| {
+        tracing::warn!("{e}; not using the cache");
+        None
+    })
+}
+
+/// Stores in the cache; a cache that cannot be written is warned about
+/// and the pull goes on, as a local render does with the compile cache.
+fn store<T>(write: Result<T>) {
+    if let Err(e) = write {
+        tracing::warn!("{e}; continuing without caching it");
+    }
+}
+
 /// The blobs of one artifact, verified, before the checks that turn them
 /// into a [`PulledFunction`].
 struct Fetched {
@@ -152,12 +169,12 @@ fn from_cache(
 ) -> Result<Option<PulledFunction>> {
     let top = match reference.digest() {
         Some(d) => d,
-        None => match cache.read_ref(reference)? {
+        None => match cached(cache.read_ref(reference)) {
             Some(d) => d,
             None => return Ok(None),
         },
     };
-    let Some(bytes) = cache.read_blob(&top)? else {
+    let Some(bytes) = cached(cache.read_blob(&top)) else {
         return Ok(None);
     };
     let (digest, index_digest, index, manifest) = match parse_manifest(reference, &bytes)? {
@@ -166,7 +183,7 @@ fn from_cache(
             let entry =
                 layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
             let child = parse_digest(reference, &entry.digest)?;
-            let Some(bytes) = cache.read_blob(&child)? else {
+            let Some(bytes) = cached(cache.read_blob(&child)) else {
                 return Ok(None);
             };
             match parse_manifest(reference, &bytes)? {
@@ -175,17 +192,19 @@ fn from_cache(
             }
         }
     };
-    let Some(config) = cache.read_blob(&parse_digest(reference, &manifest.config.digest)?)? else {
+    let Some(config) = cached(cache.read_blob(&parse_digest(reference, &manifest.config.digest)?))
+    else {
         return Ok(None);
     };
     let selected = layout::select_layers(&manifest, json(&config).as_ref())
         .map_err(|e| layout_error(reference, e))?;
     check_size(reference, &selected.wasm, options.max_layer_size)?;
-    let Some(wasm) = cache.read_blob(&parse_digest(reference, &selected.wasm.digest)?)? else {
+    let Some(wasm) = cached(cache.read_blob(&parse_digest(reference, &selected.wasm.digest)?))
+    else {
         return Ok(None);
     };
     let base = match &selected.base {
-        Some(layer) => match cache.read_blob(&parse_digest(reference, &layer.digest)?)? {
+        Some(layer) => match cached(cache.read_blob(&parse_digest(reference, &layer.digest)?)) {
             Some(bytes) => Some(bytes),
             None => return Ok(None),
         },
@@ -282,10 +301,10 @@ async fn from_registry(
 
     // Everything is verified: store the manifests, then the tag record.
     for (digest, bytes) in &manifests {
-        cache.write_blob(digest, bytes)?;
+        store(cache.write_blob(digest, bytes));
     }
     if reference.digest().is_none() {
-        cache.write_ref(reference, &top)?;
+        store(cache.write_ref(reference, &top));
     }
     Ok(pulled)
 }
@@ -337,10 +356,10 @@ fn finish(
     let wasm_digest = Digest::of(&fetched.wasm);
     let wasm_path = cache.blob_path(&wasm_digest);
     if !from_cache {
-        cache.write_blob(&wasm_digest, &fetched.wasm)?;
-        cache.write_blob(&Digest::of(&fetched.config), &fetched.config)?;
+        store(cache.write_blob(&wasm_digest, &fetched.wasm));
+        store(cache.write_blob(&Digest::of(&fetched.config), &fetched.config));
         if let Some(base) = &fetched.base {
-            cache.write_blob(&Digest::of(base), base)?;
+            store(cache.write_blob(&Digest::of(base), base));
         }
     }
     Ok(PulledFunction {
@@ -451,7 +470,7 @@ async fn fetch_blob(
     let reference = &session.reference;
     let expected = parse_digest(reference, &layer.digest)?;
     check_size(reference, layer, limit)?;
-    if let Some(bytes) = cache.read_blob(&expected)? {
+    if let Some(bytes) = cached(cache.read_blob(&expected)) {
         return Ok(bytes);
     }
     let mut response = session.get(&format!("blobs/{expected}"), None).await?;

@@ -156,6 +156,15 @@ pub async fn push(args: PushArgs) -> Result<()> {
 pub async fn pull(args: PullArgs) -> Result<()> {
     let options = args.registry.options();
     let pulled = xfn_oci::resolve(&args.reference, args.pull_policy, &options).await?;
+    // Pulling is for filling the cache: a cache that took nothing is an error
+    // here, though render goes on without it.
+    if !pulled.wasm_path.is_file() {
+        anyhow::bail!(
+            "pulled {} but could not store it in the cache at {}",
+            pulled.reference,
+            options.cache_dir.display()
+        );
+    }
     eprintln!(
         "{} {} ({}, function {} [{}]) -> {}",
         if pulled.from_cache {

@@ -169,6 +169,7 @@ fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
     for flag in &args.function {
         specs.push(FunctionSpec::parse_flag(flag)?);
     }
+    let mut ported = std::collections::HashSet::new();
     for flag in &args.function_port {
         let (name, port) = flag
             .split_once('=')
@@ -180,6 +181,9 @@ fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
             .iter_mut()
             .find(|s| s.name == name)
             .with_context(|| format!("--function-port {flag:?}: no function {name:?}"))?;
+        if !ported.insert(name) {
+            bail!("--function-port {flag:?}: function {name:?} already has a --function-port");
+        }
         spec.port = Some(port);
     }
     Ok(specs)

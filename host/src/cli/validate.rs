@@ -1,6 +1,5 @@
 //! `xfn validate`: Crossplane's integrity checks for a Composition's pipeline.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result, bail};
@@ -66,60 +65,14 @@ pub fn run(args: ValidateArgs) -> Result<()> {
     bail!("Composition is invalid:\n{}", problems.join("\n"))
 }
 
-/// What is wrong with a Composition's pipeline, one message each.
-pub fn pipeline_problems(composition: &Value, known: Option<&HashSet<String>>) -> Vec<String> {
-    let mut problems = Vec::new();
-    let mode = composition
-        .pointer("/spec/mode")
-        .and_then(Value::as_str)
-        .unwrap_or("Pipeline");
-    if mode != "Pipeline" {
-        problems.push(format!(
-            "spec.mode: Unsupported value: {mode:?}: supported values: \"Pipeline\""
-        ));
-        return problems;
-    }
-    let steps = composition
-        .pointer("/spec/pipeline")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if steps.is_empty() {
-        problems.push("spec.pipeline: Required value: an empty pipeline is invalid".to_owned());
-    }
-    let mut seen = HashSet::new();
-    for (i, step) in steps.iter().enumerate() {
-        let name = step.get("step").and_then(Value::as_str).unwrap_or("");
-        if name.is_empty() {
-            problems.push(format!("spec.pipeline[{i}].step: Required value"));
-        } else if !seen.insert(name) {
-            problems.push(format!(
-                "spec.pipeline[{i}].step: Duplicate value: {name:?}"
-            ));
-        }
-        let function = step
-            .pointer("/functionRef/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if function.is_empty() {
-            problems.push(format!(
-                "spec.pipeline[{i}].functionRef.name: Required value"
-            ));
-        } else if let Some(known) = known
-            && !known.contains(function)
-        {
-            problems.push(format!(
-                "spec.pipeline[{i}].functionRef.name: Not found: {function:?}"
-            ));
-        }
-    }
-    problems
-}
+/// What is wrong with a Composition's pipeline (shared with `xfn render`).
+pub use xfn_host::render::pipeline_check::pipeline_problems;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::HashSet;
 
     fn composition(pipeline: Value) -> Value {
         json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition", "metadata": {"name": "c"},

@@ -333,18 +333,21 @@ impl GrpcFunction {
             _ => {}
         }
         // Until the function has answered v1, keep a copy for v1beta1.
-        match self.call_v1(request.clone(), timeout).await {
-            Err(status) if status.code() == Code::Unimplemented => {
-                tracing::debug!(function = %self.name, "v1 is unimplemented; using v1beta1");
-                self.protocol.store(PROTOCOL_V1BETA1, Ordering::Relaxed);
-                self.call_v1beta1(request, timeout).await
-            }
-            Ok(response) => {
-                self.protocol.store(PROTOCOL_V1, Ordering::Relaxed);
-                Ok(response)
-            }
-            other => other,
+        // Cloning and dropping a deep message recurse once per level.
+        let copy = xfn_proto::with_deep_stack(|| request.clone());
+        let outcome = self.call_v1(copy, timeout).await;
+        if let Err(status) = &outcome
+            && status.code() == Code::Unimplemented
+        {
+            tracing::debug!(function = %self.name, "v1 is unimplemented; using v1beta1");
+            self.protocol.store(PROTOCOL_V1BETA1, Ordering::Relaxed);
+            return self.call_v1beta1(request, timeout).await;
         }
+        xfn_proto::with_deep_stack(move || drop(request));
+        if outcome.is_ok() {
+            self.protocol.store(PROTOCOL_V1, Ordering::Relaxed);
+        }
+        outcome
     }
 }
 

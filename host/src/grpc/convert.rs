@@ -84,12 +84,51 @@ pub fn struct_to_json(value: &Struct) -> Result<String> {
 
 /// Parses JSON object text into a Struct.
 pub fn json_to_struct(text: &str) -> Result<Struct> {
+    check_json_depth(text)?;
     let mut de = serde_json::Deserializer::from_str(text);
+    // The depth is bounded above; the parse runs on a stack with room for it.
+    de.disable_recursion_limit();
     let value = StructSeed
         .deserialize(&mut de)
         .and_then(|s| de.end().map(|()| s))
         .map_err(|e| ConvertError::new(e.to_string()))?;
     Ok(value)
+}
+
+/// The deepest JSON nesting converted to a Struct: the Struct must stay
+/// within [`xfn_proto::MAX_MESSAGE_DEPTH`] inside a request or response,
+/// and each JSON level costs 3 message levels (Struct, map entry, Value).
+pub const MAX_JSON_DEPTH: usize = (xfn_proto::MAX_MESSAGE_DEPTH - 8) / 3;
+
+/// Refuses JSON text nested deeper than [`MAX_JSON_DEPTH`], without parsing
+/// it (malformed text is left to the parser).
+fn check_json_depth(text: &str) -> Result<()> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(ConvertError::new(format!(
+                        "JSON nests deeper than the limit of {MAX_JSON_DEPTH} levels"
+                    )));
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 struct StructRef<'a>(&'a Struct);
@@ -388,6 +427,11 @@ fn status_to_proto(v: wit::ConditionStatus) -> i32 {
 
 /// Converts a protobuf request into the host's request.
 pub fn request_from_proto(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionRequest> {
+    // Converting (and dropping) a deep message recurses once per level.
+    xfn_proto::with_deep_stack(move || request_from_proto_here(r))
+}
+
+fn request_from_proto_here(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionRequest> {
     Ok(wit::RunFunctionRequest {
         meta: r.meta.map(|m| wit::RequestMeta {
             tag: m.tag,
@@ -421,6 +465,11 @@ pub fn request_from_proto(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionR
 
 /// Converts a protobuf response into the host's response.
 pub fn response_from_proto(r: pb::RunFunctionResponse) -> Result<wit::RunFunctionResponse> {
+    // Converting (and dropping) a deep message recurses once per level.
+    xfn_proto::with_deep_stack(move || response_from_proto_here(r))
+}
+
+fn response_from_proto_here(r: pb::RunFunctionResponse) -> Result<wit::RunFunctionResponse> {
     Ok(wit::RunFunctionResponse {
         meta: r.meta.map(|m| wit::ResponseMeta {
             tag: m.tag,
@@ -557,6 +606,11 @@ fn condition_from_proto(c: pb::Condition) -> wit::Condition {
 
 /// Converts the host's request into a protobuf request.
 pub fn request_to_proto(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionRequest> {
+    // Converting (and dropping) a deep message recurses once per level.
+    xfn_proto::with_deep_stack(move || request_to_proto_here(r))
+}
+
+fn request_to_proto_here(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionRequest> {
     Ok(pb::RunFunctionRequest {
         meta: r.meta.map(|m| pb::RequestMeta {
             tag: m.tag,
@@ -590,6 +644,11 @@ pub fn request_to_proto(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionReq
 
 /// Converts the host's response into a protobuf response.
 pub fn response_to_proto(r: wit::RunFunctionResponse) -> Result<pb::RunFunctionResponse> {
+    // Converting (and dropping) a deep message recurses once per level.
+    xfn_proto::with_deep_stack(move || response_to_proto_here(r))
+}
+
+fn response_to_proto_here(r: wit::RunFunctionResponse) -> Result<pb::RunFunctionResponse> {
     Ok(pb::RunFunctionResponse {
         meta: r.meta.map(|m| pb::ResponseMeta {
             tag: m.tag,

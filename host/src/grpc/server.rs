@@ -41,6 +41,11 @@ use crate::metrics;
 /// gRPC's usual receive limit: 4 MiB.
 pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
 
+/// The largest health or reflection request accepted. prost decodes
+/// these without a depth limit (xfn-proto turns prost's off and checks
+/// function calls itself), so their size bounds how deeply they can nest.
+const SMALL_REQUEST_LIMIT: usize = 1 << 10;
+
 /// How a [`Server`] listens and serves.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -315,7 +320,12 @@ impl ServerConfig {
         let limit = self.max_recv_message_size;
         let mut router = builder
             .layer(RouteLayer::new(pinned))
-            .add_service(shared.health.service())
+            .add_service(
+                shared
+                    .health
+                    .service()
+                    .max_decoding_message_size(SMALL_REQUEST_LIMIT),
+            )
             .add_service(
                 v1::function_runner_service_server::FunctionRunnerServiceServer::new(
                     runner.clone(),
@@ -335,8 +345,18 @@ impl ServerConfig {
             let reflection_error =
                 |e: tonic_reflection::server::Error| ServeError::Reflection(e.to_string());
             router = router
-                .add_service(reflection().build_v1().map_err(reflection_error)?)
-                .add_service(reflection().build_v1alpha().map_err(reflection_error)?);
+                .add_service(
+                    reflection()
+                        .build_v1()
+                        .map_err(reflection_error)?
+                        .max_decoding_message_size(SMALL_REQUEST_LIMIT),
+                )
+                .add_service(
+                    reflection()
+                        .build_v1alpha()
+                        .map_err(reflection_error)?
+                        .max_decoding_message_size(SMALL_REQUEST_LIMIT),
+                );
         }
         Ok(router)
     }

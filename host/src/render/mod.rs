@@ -9,6 +9,7 @@ mod fetch;
 pub mod load;
 mod object;
 mod output;
+pub mod pipeline_check;
 mod runtimes;
 mod steps;
 pub mod validate;

@@ -3,8 +3,8 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::RenderError;
 use super::object::{name, str_at, value_at};
+use super::{RenderError, pipeline_check};
 use crate::pipeline::Step;
 use crate::protocol::{
     CredentialData, CredentialSource, Credentials, MatchLabels, ResourceMatch, ResourceSelector,
@@ -18,7 +18,16 @@ pub fn from_composition(composition: &Value, secrets: &[Value]) -> Result<Vec<St
     pipeline
         .into_iter()
         .flatten()
-        .map(|step| {
+        .enumerate()
+        .map(|(i, step)| {
+            // The same checks as `xfn validate`.
+            let problems = pipeline_check::type_problems(i, step);
+            if !problems.is_empty() {
+                return Err(RenderError::Invalid(format!(
+                    "invalid Composition pipeline: {}",
+                    problems.join("; ")
+                )));
+            }
             Ok(Step {
                 name: str_at(step, &["step"]).to_owned(),
                 function: str_at(step, &["functionRef", "name"]).to_owned(),
@@ -61,13 +70,25 @@ fn credentials(step: &Value, secrets: &[Value]) -> Result<Vec<(String, Credentia
                 ))
             })?;
         let mut data = Vec::new();
-        for (key, value) in secret
-            .get("data")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let encoded = value.as_str().unwrap_or("");
+        let fields = match secret.get("data") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(fields)) => Some(fields),
+            Some(_) => {
+                return Err(RenderError::Invalid(format!(
+                    "secret {secret_name:?}: data must be an object of base64 strings"
+                )));
+            }
+        };
+        for (key, value) in fields.into_iter().flatten() {
+            let encoded = match value {
+                Value::Null => "",
+                Value::String(s) => s,
+                _ => {
+                    return Err(RenderError::Invalid(format!(
+                        "secret {secret_name:?}: data {key:?} must be a base64 string"
+                    )));
+                }
+            };
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(encoded)
                 .map_err(|e| {

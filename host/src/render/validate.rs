@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::RenderError;
 use super::object::{name, str_at, value_at};
+use super::pipeline_check::type_name;
 
 /// Checks that the Composition fits the XR and is a pipeline.
 pub fn composition_fits(xr: &Value, composition: &Value) -> Result<(), RenderError> {
@@ -76,11 +77,37 @@ pub fn is_composition(object: &Value) -> Result<(), String> {
 /// Checks that an object is a Function (`pkg.crossplane.io/v1` or `v1beta1`).
 pub fn is_function(object: &Value) -> Result<(), String> {
     let (api, kind) = (str_at(object, &["apiVersion"]), str_at(object, &["kind"]));
-    if matches!(api, "pkg.crossplane.io/v1" | "pkg.crossplane.io/v1beta1") && kind == "Function" {
-        Ok(())
-    } else {
-        Err(format!("not a function: {kind}/{}", name(object)))
+    if !(matches!(api, "pkg.crossplane.io/v1" | "pkg.crossplane.io/v1beta1") && kind == "Function")
+    {
+        return Err(format!("not a function: {kind}/{}", name(object)));
     }
+    annotations_are_strings(object)
+}
+
+/// Kubernetes annotations are strings: a value of another type (a list
+/// for the module annotation, say) is an error, not an absent annotation.
+fn annotations_are_strings(object: &Value) -> Result<(), String> {
+    let annotations = match value_at(object, &["metadata", "annotations"]) {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(annotations)) => annotations,
+        Some(other) => {
+            return Err(format!(
+                "function {:?}: metadata.annotations: Invalid type: expected an object, got {}",
+                name(object),
+                type_name(other)
+            ));
+        }
+    };
+    for (key, value) in annotations {
+        if !value.is_string() {
+            return Err(format!(
+                "function {:?}: metadata.annotations[{key:?}]: Invalid type: expected a string, got {}",
+                name(object),
+                type_name(value)
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

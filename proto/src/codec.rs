@@ -1,0 +1,95 @@
+//! The tonic codec of the generated clients and servers: prost's, plus a
+//! depth check on every decoded message (see [`depth`](crate::depth)) and
+//! room on the stack for decoding and encoding deep messages.
+
+use std::marker::PhantomData;
+
+use bytes::Buf as _;
+use prost::Message;
+use tonic::Status;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+
+use crate::depth::{self, Checked, MAX_MESSAGE_DEPTH};
+
+/// Messages at most this deep decode on the current stack.
+const SHALLOW: usize = 64;
+
+/// Encodes `T` and decodes `U` with prost, refusing messages deeper than
+/// [`MAX_MESSAGE_DEPTH`] with `INVALID_ARGUMENT`.
+#[derive(Debug, Clone)]
+pub struct DepthCodec<T, U>(PhantomData<(T, U)>);
+
+impl<T, U> Default for DepthCodec<T, U> {
+    fn default() -> Self {
+        DepthCodec(PhantomData)
+    }
+}
+
+impl<T, U> Codec for DepthCodec<T, U>
+where
+    T: Message + Send + 'static,
+    U: Message + Default + Checked + Send + 'static,
+{
+    type Encode = T;
+    type Decode = U;
+    type Encoder = DepthEncoder<T>;
+    type Decoder = DepthDecoder<U>;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        DepthEncoder(PhantomData)
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        DepthDecoder(PhantomData)
+    }
+}
+
+/// Encodes with prost on a stack deep enough for any accepted message.
+#[derive(Debug)]
+pub struct DepthEncoder<T>(PhantomData<T>);
+
+impl<T: Message> Encoder for DepthEncoder<T> {
+    type Item = T;
+    type Error = Status;
+
+    fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        // Encoding and dropping recurse once per level.
+        depth::with_deep_stack(move || {
+            item.encode(buf)
+                .map_err(|e| Status::internal(format!("cannot encode the message: {e}")))
+        })
+    }
+}
+
+/// Checks the depth, then decodes with prost.
+#[derive(Debug)]
+pub struct DepthDecoder<U>(PhantomData<U>);
+
+impl<U: Message + Default + Checked> Decoder for DepthDecoder<U> {
+    type Item = U;
+    type Error = Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
+        let bytes = buf.copy_to_bytes(buf.remaining());
+        let levels = depth::message_depth(&bytes, U::PROTO_NAME, MAX_MESSAGE_DEPTH).map_err(
+            |e| match e {
+                depth::DepthError::TooDeep { limit } => Status::invalid_argument(format!(
+                    "the message nests deeper than the limit of {limit} protobuf message levels"
+                )),
+                malformed => {
+                    Status::internal(format!("failed to decode Protobuf message: {malformed}"))
+                }
+            },
+        )?;
+        let decode = || {
+            U::decode(bytes)
+                .map(Some)
+                .map_err(|e| Status::internal(format!("failed to decode Protobuf message: {e}")))
+        };
+        if levels <= SHALLOW {
+            decode()
+        } else {
+            depth::with_stack_for(levels, decode)
+        }
+    }
+}
