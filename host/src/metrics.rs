@@ -27,13 +27,13 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
     function: String,
-    result: String,
+    result: &'static str,
 }
 
 /// Labels of an outcome alone.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabels {
-    result: String,
+    result: &'static str,
 }
 
 type LatencyFamily = Family<CallLabels, Histogram, fn() -> Histogram>;
@@ -110,10 +110,10 @@ fn metrics() -> &'static Metrics {
 
 /// Records one call of `function` that ended with `result` (`ok` or a gRPC
 /// code's name) after `elapsed`.
-pub fn record_call(function: &str, result: &str, elapsed: Duration) {
+pub fn record_call(function: &str, result: &'static str, elapsed: Duration) {
     let labels = CallLabels {
         function: function.to_owned(),
-        result: result.to_owned(),
+        result,
     };
     let m = metrics();
     m.calls.get_or_create(&labels).inc();
@@ -132,9 +132,7 @@ pub fn record_compile_cache(hit: bool) {
     let result = if hit { "hit" } else { "miss" };
     metrics()
         .compile_cache
-        .get_or_create(&ResultLabels {
-            result: result.to_owned(),
-        })
+        .get_or_create(&ResultLabels { result })
         .inc();
 }
 
@@ -149,9 +147,7 @@ fn count_pulls(m: &Metrics) {
     for (result, now, before) in [("ok", ok, counted_ok), ("error", failed, counted_failed)] {
         if now > *before {
             m.pulls
-                .get_or_create(&ResultLabels {
-                    result: result.to_owned(),
-                })
+                .get_or_create(&ResultLabels { result })
                 .inc_by(now - *before);
             *before = now;
         }

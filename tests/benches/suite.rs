@@ -523,24 +523,39 @@ impl Suite {
         });
     }
 
+    /// The Python SDK function, started; `None` (with a note) if it can't be.
+    fn python_peer(&mut self) -> Option<Peer> {
+        Peer::python()
+            .inspect_err(|e| {
+                self.notes
+                    .push(format!("the Python SDK function did not start: {e}"))
+            })
+            .ok()
+    }
+
+    /// `peer`'s resident memory in KiB after it has served one call of
+    /// `hello`'s request; `None` (with a note) if the call fails.
+    fn rss_after_one_call(&mut self, peer: &Peer) -> Option<f64> {
+        let request = request_to_proto(hello_request(0)).expect("proto request");
+        match self.rt.block_on(call_once(&peer.target, None, &request)) {
+            Ok(()) => Some(rss_kib(peer.child.id())),
+            Err(e) => {
+                self.notes.push(format!("a call of {}: {e}", peer.target));
+                None
+            }
+        }
+    }
+
     /// Item 7: one `xfn controller` pod serving 100 functions, beside 100
     /// function Deployments (one Python SDK process each).
     fn cluster_pod(&mut self, bin: &Path) {
         const FUNCTIONS: usize = 100;
-        let python = match Peer::python() {
-            Ok(p) => p,
-            Err(e) => {
-                self.notes
-                    .push(format!("the Python SDK function did not start: {e}"));
-                return;
-            }
-        };
-        let request = request_to_proto(hello_request(0)).expect("proto request");
-        if let Err(e) = self.rt.block_on(call_once(&python.target, None, &request)) {
-            self.notes.push(format!("the Python SDK function: {e}"));
+        let Some(python) = self.python_peer() else {
             return;
-        }
-        let py_rss = rss_kib(python.child.id());
+        };
+        let Some(py_rss) = self.rss_after_one_call(&python) else {
+            return;
+        };
         let hello =
             std::fs::read(xfn_tests::wasm_dir().join("hello.wasm")).expect("read hello.wasm");
         let components: Vec<Vec<u8>> = (0..FUNCTIONS)
@@ -573,13 +588,8 @@ impl Suite {
     fn serve_vs_python(&mut self, bin: &Path) {
         let hello = xfn_tests::wasm_dir().join("hello.wasm");
         let hello_bytes = std::fs::read(&hello).expect("read hello.wasm");
-        let python = match Peer::python() {
-            Ok(p) => p,
-            Err(e) => {
-                self.notes
-                    .push(format!("the Python SDK function did not start: {e}"));
-                return;
-            }
+        let Some(python) = self.python_peer() else {
+            return;
         };
         let request = request_to_proto(hello_request(0)).expect("proto request");
 
@@ -595,11 +605,8 @@ impl Suite {
                 paths.push(path);
             }
             let cache = tempfile::tempdir().expect("temp dir");
-            let py_rss = {
-                self.rt
-                    .block_on(call_once(&python.target, None, &request))
-                    .expect("call the Python function");
-                rss_kib(python.child.id())
+            let Some(py_rss) = self.rss_after_one_call(&python) else {
+                return;
             };
             for n in [1usize, 10, 100] {
                 let args: Vec<(String, PathBuf)> =

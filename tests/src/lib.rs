@@ -83,6 +83,16 @@ pub struct Run {
     pub stderr: String,
 }
 
+impl Run {
+    /// Asserts that the run failed (exit code 1) and that its standard
+    /// error says `text`.
+    #[track_caller]
+    pub fn assert_failed_with(&self, text: &str) {
+        assert_eq!(self.code, 1, "{}", self.stdout);
+        assert!(self.stderr.contains(text), "{}", self.stderr);
+    }
+}
+
 /// Runs `xfn` with `args` in `dir`, with a private compile cache.
 pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
     let cache = std::env::temp_dir().join(format!("xfn-test-cache-{}", std::process::id()));

@@ -228,12 +228,10 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     // Crossplane's objects.
     let fake = FakeApiServer::new();
     let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(secret(
-        "crossplane-root-ca",
-        &[
-            ("tls.crt", ca.cert_pem().as_bytes()),
-            ("tls.key", ca.key_pem().as_bytes()),
-        ],
+    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
+        NS,
+        ca.cert_pem(),
+        &ca.key_pem(),
     ))
     .unwrap();
     let client_files = ca.issue_client("crossplane").unwrap();
@@ -551,12 +549,10 @@ async fn broken_packages_are_reported_on_their_revisions_and_the_others_keep_ser
 
     let fake = FakeApiServer::new();
     let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(secret(
-        "crossplane-root-ca",
-        &[
-            ("tls.crt", ca.cert_pem().as_bytes()),
-            ("tls.key", ca.key_pem().as_bytes()),
-        ],
+    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
+        NS,
+        ca.cert_pem(),
+        &ca.key_pem(),
     ))
     .unwrap();
     for (name, image) in [

@@ -162,13 +162,10 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
     let (api, _api_handle) = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let api = format!("http://{api}");
     let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(xfn_kube_fake::crossplane::secret(
-        "crossplane-root-ca",
+    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
         NS,
-        &[
-            ("tls.crt", ca.cert_pem().as_bytes()),
-            ("tls.key", ca.key_pem().as_bytes()),
-        ],
+        ca.cert_pem(),
+        &ca.key_pem(),
     ))
     .unwrap();
     function_and_revision(&fake, "function-hello", &image);

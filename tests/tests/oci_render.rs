@@ -26,6 +26,23 @@ fn functions_file(dir: &Path, package: &str, policy: Option<&str>) -> String {
     path.display().to_string()
 }
 
+/// Publishes our patch-and-transform component under its usual name with
+/// `xfn push`, and returns its reference.
+fn push_patch_and_transform(registry: &Registry, work: &Path) -> String {
+    let package = registry.reference("crossplane-contrib/function-patch-and-transform:v0.8.2");
+    let wasm = wasm_dir().join("function_patch_and_transform.wasm");
+    let push = run_xfn(
+        work,
+        &[
+            "push".to_owned(),
+            wasm.display().to_string(),
+            package.clone(),
+        ],
+    );
+    assert_eq!(push.code, 0, "xfn push: {}", push.stderr);
+    package
+}
+
 fn render(work: &Path, cache: &Path, functions: &str) -> xfn_tests::Run {
     let docs = docs_dir();
     let args = [
@@ -48,17 +65,7 @@ fn the_docs_example_renders_from_a_registry_and_then_from_the_cache() {
         std::fs::read_to_string(docs_dir().join("expected-output.yaml")).expect("expected output");
 
     // Publish our patch-and-transform component under its usual name.
-    let package = registry.reference("crossplane-contrib/function-patch-and-transform:v0.8.2");
-    let wasm = wasm_dir().join("function_patch_and_transform.wasm");
-    let push = run_xfn(
-        work.path(),
-        &[
-            "push".to_owned(),
-            wasm.display().to_string(),
-            package.clone(),
-        ],
-    );
-    assert_eq!(push.code, 0, "xfn push: {}", push.stderr);
+    let package = push_patch_and_transform(&registry, work.path());
 
     // Rendered from the registry: the built-in is not used.
     let functions = functions_file(work.path(), &package, None);
@@ -123,17 +130,7 @@ fn a_package_that_is_not_cached_and_not_reachable_is_a_clear_error() {
 fn a_cache_that_cannot_be_written_is_warned_about_and_render_goes_on() {
     let registry = Registry::start();
     let work = tempfile::tempdir().expect("tempdir");
-    let package = registry.reference("crossplane-contrib/function-patch-and-transform:v0.8.2");
-    let wasm = wasm_dir().join("function_patch_and_transform.wasm");
-    let push = run_xfn(
-        work.path(),
-        &[
-            "push".to_owned(),
-            wasm.display().to_string(),
-            package.clone(),
-        ],
-    );
-    assert_eq!(push.code, 0, "xfn push: {}", push.stderr);
+    let package = push_patch_and_transform(&registry, work.path());
     // A cache under a regular file can be neither read nor written, even
     // by root (a read-only directory would not stop root).
     let blocker = work.path().join("not-a-directory");

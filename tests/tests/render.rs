@@ -227,22 +227,12 @@ fn a_step_name_or_function_ref_of_the_wrong_type_is_an_error() {
     let run = run_edited_case("multi-step", "composition.yaml", |c| {
         c["spec"]["pipeline"][0]["step"] = serde_json::json!(5);
     });
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("spec.pipeline[0].step: Invalid type: expected a string, got number"),
-        "{}",
-        run.stderr
-    );
+    run.assert_failed_with("spec.pipeline[0].step: Invalid type: expected a string, got number");
     let run = run_edited_case("multi-step", "composition.yaml", |c| {
         c["spec"]["pipeline"][1]["functionRef"] = serde_json::json!("x");
     });
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("spec.pipeline[1].functionRef: Invalid type: expected an object, got string"),
-        "{}",
-        run.stderr
+    run.assert_failed_with(
+        "spec.pipeline[1].functionRef: Invalid type: expected an object, got string",
     );
 }
 
@@ -251,23 +241,11 @@ fn secret_data_that_is_not_an_object_of_strings_is_an_error() {
     let run = run_edited_case("flag-credentials", "secrets.yaml", |s| {
         s["data"] = serde_json::json!(5);
     });
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("secret \"creds\": data must be an object of base64 strings"),
-        "{}",
-        run.stderr
-    );
+    run.assert_failed_with("secret \"creds\": data must be an object of base64 strings");
     let run = run_edited_case("flag-credentials", "secrets.yaml", |s| {
         s["data"]["password"] = serde_json::json!(5);
     });
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr
-            .contains("secret \"creds\": data \"password\" must be a base64 string"),
-        "{}",
-        run.stderr
-    );
+    run.assert_failed_with("secret \"creds\": data \"password\" must be a base64 string");
 }
 
 #[test]
@@ -276,12 +254,5 @@ fn a_module_annotation_that_is_not_a_string_is_an_error() {
         f["metadata"]["annotations"] =
             serde_json::json!({"render.crossplane.io/runtime-wasm-module": ["a.wasm"]});
     });
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr.contains(
-            "metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.assert_failed_with("metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array");
 }

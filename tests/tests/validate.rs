@@ -95,12 +95,5 @@ fn a_module_annotation_that_is_not_a_string_fails_as_render_does() {
         dir.path(),
         &["validate", "composition.yaml", "functions.yaml"].map(String::from),
     );
-    assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(
-        run.stderr.contains(
-            "metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array"
-        ),
-        "{}",
-        run.stderr
-    );
+    run.assert_failed_with("metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array");
 }

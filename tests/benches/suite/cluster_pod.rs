@@ -16,7 +16,7 @@ use xfn_host::grpc::tls::CertificateAuthority;
 use xfn_host::grpc::{ClientOptions, ClientTls, GrpcFunction};
 use xfn_host::protocol::RunFunctionRequest;
 use xfn_kube_fake::FakeApiServer;
-use xfn_kube_fake::crossplane::{function, function_revision, secret};
+use xfn_kube_fake::crossplane::{function, function_revision};
 
 use crate::oci_support::{Registry, options};
 
@@ -39,13 +39,10 @@ pub async fn controller_rss_kib(bin: &Path, components: &[Vec<u8>]) -> Result<f6
     let work = tempfile::tempdir().map_err(|e| e.to_string())?;
     let fake = FakeApiServer::new();
     let ca = CertificateAuthority::generate("crossplane-root-ca").map_err(|e| e.to_string())?;
-    fake.insert(secret(
-        "crossplane-root-ca",
+    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
         NS,
-        &[
-            ("tls.crt", ca.cert_pem().as_bytes()),
-            ("tls.key", ca.key_pem().as_bytes()),
-        ],
+        ca.cert_pem(),
+        &ca.key_pem(),
     ))
     .map_err(|e| e.to_string())?;
     let push_options = options(&work.path().join("push"));

@@ -56,3 +56,16 @@ pub fn secret(name: &str, namespace: &str, data: &[(&str, &[u8])]) -> Value {
         "data": data,
     })
 }
+
+/// Crossplane's `crossplane-root-ca` Secret in `namespace`, holding the CA
+/// certificate and key (PEM) it signs function certificates with.
+pub fn root_ca_secret(namespace: &str, cert_pem: &str, key_pem: &str) -> Value {
+    secret(
+        "crossplane-root-ca",
+        namespace,
+        &[
+            ("tls.crt", cert_pem.as_bytes()),
+            ("tls.key", key_pem.as_bytes()),
+        ],
+    )
+}
