@@ -12,7 +12,11 @@
 //! 6. cost vs request size, in-process and through gRPC;
 //! 7. resident memory of one `xfn controller` pod serving 100 functions
 //!    from a real registry (Crossplane's objects in the fake API server)
-//!    vs 100 function Deployments, one Python SDK process each.
+//!    vs 100 function Deployments, one Python SDK process each;
+//! 8. fairness: a healthy function's p50/p99 latency through `xfn serve`
+//!    alone, then beside N calls of another function that compute forever
+//!    (N = the cores, then 4 × the cores), and the Python SDK function's
+//!    alone (a Python process has no neighbours to suffer from).
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -86,10 +90,13 @@ fn main() {
                 if suite.wants(7) {
                     suite.cluster_pod(&bin);
                 }
+                if suite.wants(8) {
+                    suite.fairness(&bin);
+                }
             }
             None => suite.notes.push(
                 "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
-                 items 3-5 and 7 skipped"
+                 items 3-5, 7 and 8 skipped"
                     .into(),
             ),
         }
@@ -673,9 +680,9 @@ impl Suite {
             let measure = |peer: &Peer| {
                 let server = cpu_seconds(peer.child.id());
                 let generator = cpu_seconds(std::process::id());
-                let load = self
-                    .rt
-                    .block_on(load(&peer.target, concurrency, duration, &request));
+                let load =
+                    self.rt
+                        .block_on(load(&peer.target, None, concurrency, duration, &request));
                 let calls = load.rate * load.seconds;
                 let per_call = |before: f64, pid: u32| (cpu_seconds(pid) - before) / calls * 1e6;
                 let cpu = (
@@ -721,6 +728,120 @@ impl Suite {
                 }
             }
         }
+    }
+
+    /// Item 8: a healthy function's latency through `xfn serve`, one stream
+    /// of back-to-back calls of `hello`, alone and then beside calls of
+    /// another function that compute forever.
+    fn fairness(&mut self, bin: &Path) {
+        const ITEM: &str = "8 fairness";
+        let wasm = xfn_tests::wasm_dir();
+        let functions = [
+            ("function-hello".to_owned(), wasm.join("hello.wasm")),
+            (
+                "function-loop".to_owned(),
+                wasm.join("xfn_test_scripted.wasm"),
+            ),
+        ];
+        let cache = tempfile::tempdir().expect("temp dir");
+        // Call threads: one per core, as `xfn serve` runs by default.
+        let serve = match Peer::xfn_serve(bin, &functions, cache.path(), &[]) {
+            Ok(s) => s,
+            Err(e) => {
+                self.notes.push(format!("8: xfn serve did not start: {e}"));
+                return;
+            }
+        };
+        let request = request_to_proto(hello_request(0)).expect("proto request");
+        let duration = Duration::from_secs(LOAD_SECONDS);
+        let hello = Some("function-hello.crossplane-system:9443");
+        let alone = self
+            .rt
+            .block_on(load(&serve.target, hello, 1, duration, &request));
+        if alone.errors > 0 {
+            self.notes.push(format!(
+                "8: alone: {} failed calls, e.g. {}",
+                alone.errors, alone.first_error
+            ));
+            return;
+        }
+        let python = self.python_peer().map(|python| {
+            self.rt
+                .block_on(load(&python.target, None, 1, duration, &request))
+        });
+
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        for loopers in [cores, 4 * cores] {
+            let beside =
+                match self
+                    .rt
+                    .block_on(beside_loops(&serve.target, loopers, duration, &request))
+                {
+                    Ok(load) => load,
+                    Err(e) => {
+                        self.notes
+                            .push(format!("8: beside {loopers} looping calls: {e}"));
+                        continue;
+                    }
+                };
+            if beside.errors > 0 {
+                self.notes.push(format!(
+                    "8: beside {loopers} looping calls: {} failed calls, e.g. {}",
+                    beside.errors, beside.first_error
+                ));
+            }
+            let what = |label: &str| format!("hello {label}, beside {loopers} looping calls");
+            self.rows.push(Row {
+                item: ITEM,
+                what: what("p50 latency"),
+                value: beside.p50,
+                unit: "ms",
+                peer_what: "alone".into(),
+                peer: alone.p50,
+                target: "—".into(),
+                met: None,
+            });
+            // Beside as many loops as there are call threads, a healthy
+            // call waits at most about one 1 ms time slice per loop.
+            let bound = alone.p99 + 5.0;
+            let bounded = loopers == cores;
+            self.rows.push(Row {
+                item: ITEM,
+                what: what("p99 latency"),
+                value: beside.p99,
+                unit: "ms",
+                peer_what: "alone".into(),
+                peer: alone.p99,
+                target: if bounded {
+                    "≤ alone + 5 ms".into()
+                } else {
+                    "—".into()
+                },
+                met: bounded.then_some(beside.p99 <= bound),
+            });
+            if let Some(python) = python.as_ref().filter(|p| p.errors == 0) {
+                self.rows.push(Row {
+                    item: ITEM,
+                    what: what("p99 latency"),
+                    value: beside.p99,
+                    unit: "ms",
+                    peer_what: "Python SDK function, alone".into(),
+                    peer: python.p99,
+                    target: "—".into(),
+                    met: None,
+                });
+            }
+        }
+        self.rows.push(Row {
+            item: ITEM,
+            what: "hello p99 latency, alone".into(),
+            value: alone.p99,
+            unit: "ms",
+            peer_what: "Python SDK function, alone".into(),
+            peer: python.as_ref().map_or(f64::NAN, |p| p.p99),
+            target: "—".into(),
+            met: None,
+        });
     }
 
     fn markdown(&self) -> String {
@@ -1036,6 +1157,60 @@ async fn call_once(
     .map_err(|e| e.to_string())
 }
 
+/// `load` of hello through `target`, one stream, while `loopers` calls of
+/// `function-loop` compute forever. The looping calls end by their own
+/// deadline, which must come after the load point: a load point that
+/// outlives them would measure a server with nothing to share.
+async fn beside_loops(
+    target: &str,
+    loopers: usize,
+    duration: Duration,
+    request: &xfn_proto::v1::RunFunctionRequest,
+) -> Result<Load, String> {
+    let channel = channel(target, Some("function-loop.crossplane-system:9443")).await?;
+    let input = xfn_host::grpc::convert::json_to_struct(r#"{"fault": "loop"}"#)
+        .map_err(|e| e.to_string())?;
+    let looping = xfn_proto::v1::RunFunctionRequest {
+        input: Some(input),
+        ..xfn_proto::v1::RunFunctionRequest::default()
+    };
+    // Room for the start, the load's warm-up calls and the load itself.
+    let lasting = duration + Duration::from_secs(5);
+    let loops: Vec<_> = (0..loopers)
+        .map(|_| {
+            let mut client = FunctionRunnerServiceClient::new(channel.clone());
+            let mut request = tonic::Request::new(looping.clone());
+            request.set_timeout(lasting);
+            tokio::spawn(async move {
+                let outcome = client.run_function(request).await;
+                (outcome.map(drop), Instant::now())
+            })
+        })
+        .collect();
+    // Until every looping guest runs.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let load = load(
+        target,
+        Some("function-hello.crossplane-system:9443"),
+        1,
+        duration,
+        request,
+    )
+    .await;
+    let measured = Instant::now();
+    for call in loops {
+        let (outcome, ended) = call.await.map_err(|e| e.to_string())?;
+        match outcome {
+            Err(status) if status.code() == tonic::Code::DeadlineExceeded => {}
+            other => return Err(format!("a looping call ended with {other:?}")),
+        }
+        if ended < measured {
+            return Err("a looping call ended before the load point did".into());
+        }
+    }
+    Ok(load)
+}
+
 struct Load {
     rate: f64,
     /// How long the load ran.
@@ -1060,14 +1235,16 @@ impl Load {
     }
 }
 
-/// `concurrency` streams sending `request` back to back for `duration`.
+/// `concurrency` streams sending `request` (to `authority`, if given) back
+/// to back for `duration`.
 async fn load(
     target: &str,
+    authority: Option<&str>,
     concurrency: usize,
     duration: Duration,
     request: &xfn_proto::v1::RunFunctionRequest,
 ) -> Load {
-    let channel = match channel(target, None).await {
+    let channel = match channel(target, authority).await {
         Ok(c) => c,
         Err(e) => {
             return Load::failed(e);
