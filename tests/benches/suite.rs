@@ -801,9 +801,13 @@ impl Suite {
                 target: "—".into(),
                 met: None,
             });
-            // Beside as many loops as there are call threads, a healthy
-            // call waits at most about one 1 ms time slice per loop.
-            let bound = alone.p99 + 5.0;
+            // Beside as many loops as there are call threads, every core
+            // computes: the threads that serve connections get one back
+            // within the kernel's scheduling latency (a few ms), and a call
+            // waits at most a 1 ms time slice per loop on its thread. Issue
+            // 12 measured medians of 300-500 ms here before calls yielded
+            // every 1 ms on threads of their own.
+            let bound = 10.0;
             let bounded = loopers == cores;
             self.rows.push(Row {
                 item: ITEM,
@@ -813,11 +817,11 @@ impl Suite {
                 peer_what: "alone".into(),
                 peer: alone.p99,
                 target: if bounded {
-                    "≤ alone + 5 ms".into()
+                    "< 10 ms".into()
                 } else {
                     "—".into()
                 },
-                met: bounded.then_some(beside.p99 <= bound),
+                met: bounded.then_some(beside.p99 < bound),
             });
             if let Some(python) = python.as_ref().filter(|p| p.errors == 0) {
                 self.rows.push(Row {
