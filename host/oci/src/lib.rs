@@ -25,6 +25,7 @@ pub mod component;
 mod digest;
 mod error;
 pub mod layout;
+pub mod localfile;
 mod memories;
 mod options;
 pub mod package;
@@ -54,10 +55,11 @@ pub const PULL_POLICY_ANNOTATION: &str = "render.crossplane.io/runtime-docker-pu
 
 /// Reads a component file and lists its imports and exports.
 pub fn inspect_file(path: &std::path::Path) -> Result<ComponentInfo> {
-    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes =
+        localfile::read(path, localfile::Limit::WASM).map_err(|source| Error::ReadFile {
+            path: path.to_owned(),
+            source,
+        })?;
     ComponentInfo::read(&bytes).map_err(|reason| Error::InvalidComponent {
         reference: path.display().to_string(),
         reason,

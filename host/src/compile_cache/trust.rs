@@ -178,11 +178,13 @@ fn check_private_file(path: &Path, meta: &fs::Metadata) -> Result<(), TrustError
     Ok(())
 }
 
-/// Opens `path` for reading, refusing a symbolic link.
+/// Opens `path` for reading, refusing a symbolic link, and without
+/// waiting for a writer if it is a FIFO (callers refuse what is not a
+/// regular file).
 pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
 }
 

@@ -83,11 +83,13 @@ impl TlsFiles {
     pub fn read_dir(dir: &Path) -> Result<TlsFiles, TlsError> {
         let read = |file: &str| {
             let path = dir.join(file);
-            std::fs::read(&path).map_err(|error| TlsError::Io {
-                action: "cannot read",
-                path,
-                error,
-            })
+            xfn_oci::localfile::read(&path, xfn_oci::localfile::Limit::CREDENTIALS).map_err(
+                |error| TlsError::Io {
+                    action: "cannot read",
+                    path,
+                    error,
+                },
+            )
         };
         Ok(TlsFiles {
             cert: read(CERT_FILE)?,

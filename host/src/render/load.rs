@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use xfn_oci::localfile::{self, Limit};
 
 /// Why objects could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -81,14 +82,20 @@ pub fn read_one(path: &Path) -> Result<Value, LoadError> {
 
 /// Every non-empty document of one file.
 pub fn read_file(path: &Path) -> Result<Vec<Value>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
-        path: path.to_owned(),
-        error,
-    })?;
+    let text = read_text(path)?;
     parse_stream(&text).map_err(|(line, reason)| LoadError::Parse {
         path: path.to_owned(),
         line,
         reason,
+    })
+}
+
+/// The text of a YAML input: a regular file of at most
+/// [`Limit::YAML`](xfn_oci::localfile::Limit::YAML), read without blocking.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    localfile::read_to_string(path, Limit::YAML).map_err(|error| LoadError::Read {
+        path: path.to_owned(),
+        error,
     })
 }
 
