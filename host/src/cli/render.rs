@@ -207,6 +207,7 @@ fn inputs(args: &RenderArgs) -> Result<Inputs> {
         let (key, file) = split_pair(pair, "--context-files")?;
         let text = load::read_text(Path::new(file))
             .with_context(|| format!("cannot read context value for key {key:?}"))?;
+        load::warn_duplicate_keys(file, &text);
         context.insert(key.to_owned(), context_value(key, &text)?);
     }
     for pair in &args.context_values {
