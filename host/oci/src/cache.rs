@@ -85,7 +85,7 @@ impl Cache {
         let bytes = match localfile::read(&path, Limit::new("cache entry", limit)) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(Error::Cache { path, source }),
+            Err(error) => return Err(Error::Cache { path, error }),
         };
         if digest.matches(&bytes) {
             return Ok(Some(bytes));
@@ -97,7 +97,7 @@ impl Cache {
         match fs::remove_file(&path) {
             Ok(()) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(Error::Cache { path, source }),
+            Err(error) => Err(Error::Cache { path, error }),
         }
     }
 
@@ -109,7 +109,7 @@ impl Cache {
         if !digest.matches(bytes) {
             return Err(Error::Cache {
                 path,
-                source: std::io::Error::other(format!(
+                error: std::io::Error::other(format!(
                     "refusing to store content that does not hash to {digest}"
                 )),
             });
@@ -126,7 +126,7 @@ impl Cache {
         let text = match localfile::read_to_string(&path, TAG_RECORD) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(Error::Cache { path, source }),
+            Err(error) => return Err(Error::Cache { path, error }),
         };
         match text.trim().parse::<Digest>() {
             Ok(d) => Ok(Some(d)),
@@ -151,7 +151,7 @@ impl Cache {
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| Error::Cache { path, source }
+            move |error| Error::Cache { path, error }
         };
         let tmp_dir = self.root.join("tmp");
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
@@ -166,7 +166,7 @@ impl Cache {
         tmp.as_file().sync_all().map_err(io(tmp.path()))?;
         tmp.persist(path).map_err(|e| Error::Cache {
             path: path.to_owned(),
-            source: e.error,
+            error: e.error,
         })?;
         Ok(())
     }

@@ -55,11 +55,10 @@ pub const PULL_POLICY_ANNOTATION: &str = "render.crossplane.io/runtime-docker-pu
 
 /// Reads a component file and lists its imports and exports.
 pub fn inspect_file(path: &std::path::Path) -> Result<ComponentInfo> {
-    let bytes =
-        localfile::read(path, localfile::Limit::WASM).map_err(|source| Error::ReadFile {
-            path: path.to_owned(),
-            source,
-        })?;
+    let bytes = localfile::read(path, localfile::Limit::WASM).map_err(|error| Error::ReadFile {
+        path: path.to_owned(),
+        error,
+    })?;
     ComponentInfo::read(&bytes).map_err(|reason| Error::InvalidComponent {
         reference: path.display().to_string(),
         reason,

@@ -143,9 +143,9 @@ impl PackageFile {
     /// [`MAX_PACKAGE_YAML`] bytes before reading it.
     pub fn read(path: &Path) -> Result<PackageFile> {
         let bytes = crate::localfile::read(path, crate::localfile::Limit::PACKAGE_YAML).map_err(
-            |source| Error::ReadFile {
+            |error| Error::ReadFile {
                 path: path.to_owned(),
-                source,
+                error,
             },
         )?;
         let package = PackageFile {
