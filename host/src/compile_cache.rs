@@ -166,9 +166,9 @@ fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Option<Component> {
 /// The bytes of an entry, `None` if there is none. An entry that is not a
 /// regular file of the current user is an error.
 fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, TrustError> {
-    let io = |source| TrustError::Io {
+    let io = |error| TrustError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let mut file = match trust::open_no_follow(path) {
         Ok(file) => file,

@@ -93,20 +93,76 @@ impl Run {
     }
 }
 
-/// Runs `xfn` with `args` in `dir`, with a private compile cache.
-pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
+/// `xfn` with `args` in `dir`, with a private compile cache.
+fn xfn_command(dir: &std::path::Path, args: &[String]) -> std::process::Command {
     let cache = std::env::temp_dir().join(format!("xfn-test-cache-{}", std::process::id()));
-    let output = std::process::Command::new(xfn_bin())
+    let mut command = std::process::Command::new(xfn_bin());
+    command
         .current_dir(dir)
         .args(args)
         .env("XFN_CACHE_DIR", cache)
-        .env_remove("XFN_LOG")
-        .output()
-        .expect("run xfn");
+        .env_remove("XFN_LOG");
+    command
+}
+
+/// Runs `xfn` with `args` in `dir`, with a private compile cache.
+pub fn run_xfn(dir: &std::path::Path, args: &[String]) -> Run {
+    let output = xfn_command(dir, args).output().expect("run xfn");
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Runs `xfn` as [`run_xfn`] does, but kills it and panics if it has not
+/// finished within `limit`: for runs that used to hang.
+pub fn run_xfn_within(dir: &std::path::Path, args: &[String], limit: std::time::Duration) -> Run {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = xfn_command(dir, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run xfn");
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut text);
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for xfn") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("xfn {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
     }
 }
 

@@ -391,7 +391,7 @@ async fn the_log_line_of_a_failed_call_is_one_line_whatever_the_guest_wrote() {
 }
 
 /// Reads `stream` until the server closes it, or panics after `limit`.
-async fn wait_closed(stream: &mut tokio::net::TcpStream, limit: Duration) {
+async fn wait_closed(stream: &mut (impl tokio::io::AsyncRead + Unpin), limit: Duration) {
     use tokio::io::AsyncReadExt as _;
     let mut buf = [0u8; 1024];
     let closed = tokio::time::timeout(limit, async {
@@ -440,6 +440,52 @@ async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
     run_raw(&mut client, json!({"count": true}), None)
         .await
         .expect("a call on a connection idle past the bound");
+    server.stop().await.expect("stops cleanly");
+}
+
+/// `serve --tls-certs-dir`: a client that finishes its TLS handshake (with
+/// a good certificate) but never starts HTTP/2 is cut off too, as with
+/// `--insecure`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
+    use rustls_pki_types::pem::PemObject as _;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    let certs = Certs::for_functions(&["function-a"]);
+    let config = ServerConfig {
+        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        namespace: Some(NS.into()),
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let client = xfn_host::grpc::tls::TlsFiles::read_dir(&certs.client).expect("client certs");
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&client.ca) {
+        roots.add(cert.expect("CA")).expect("CA");
+    }
+    let chain = CertificateDer::pem_slice_iter(&client.cert)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("client chain");
+    let key = PrivateKeyDer::from_pem_slice(&client.key).expect("client key");
+    let mut tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("TLS versions")
+    .with_root_certificates(roots)
+    .with_client_auth_cert(chain, key)
+    .expect("client auth");
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
+    let mut silent = tokio::time::timeout(Duration::from_secs(10), connector.connect(name, tcp))
+        .await
+        .expect("the handshake finishes in time")
+        .expect("the handshake succeeds");
+    // The server allows 10 s; the bound here is generous.
+    wait_closed(&mut silent, Duration::from_secs(60)).await;
     server.stop().await.expect("stops cleanly");
 }
 

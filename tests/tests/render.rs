@@ -256,3 +256,47 @@ fn a_module_annotation_that_is_not_a_string_is_an_error() {
     });
     run.assert_failed_with("metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array");
 }
+
+/// A key repeated in a mapping: the last value wins, as `crossplane render`
+/// (sigs.k8s.io/yaml) has it, and a warning names the file, key and line.
+#[test]
+fn a_duplicate_key_keeps_its_last_value_and_is_warned_about() {
+    let case = cases_dir().join("c1-success");
+    let dir = tempfile::tempdir().expect("temp dir");
+    for file in ["composition.yaml", "functions.yaml"] {
+        std::fs::copy(case.join(file), dir.path().join(file)).expect("copy the case");
+    }
+    let xr = "apiVersion: nop.example.org/v1alpha1\nkind: XNopResource\nmetadata:\n  \
+              name: test-render\nspec:\n  coolField: first\n  coolField: last\n";
+    std::fs::write(dir.path().join("xr.yaml"), xr).expect("write the XR");
+    let module = wasm_dir().join("xfn_test_scripted.wasm");
+    let args = [
+        "render",
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--include-full-xr",
+        "-a",
+        &format!(
+            "render.crossplane.io/runtime-wasm-module={}",
+            module.display()
+        ),
+    ]
+    .map(String::from);
+    let run = run_xfn(dir.path(), &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let xr: Value = run
+        .stdout
+        .split("---\n")
+        .find(|d| !d.trim().is_empty())
+        .map(|d| serde_yaml_ng::from_str(d).expect("render prints YAML"))
+        .expect("the XR");
+    assert_eq!(xr["spec"], serde_json::json!({"coolField": "last"}));
+    assert!(
+        run.stderr.contains(
+            "xr.yaml: duplicate key spec.coolField at line 7; its last value wins, as in Crossplane"
+        ),
+        "{}",
+        run.stderr
+    );
+}

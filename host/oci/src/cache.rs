@@ -20,7 +20,11 @@ use std::path::{Path, PathBuf};
 
 use crate::digest::Digest;
 use crate::error::{Error, Result};
+use crate::localfile::{self, Limit};
 use crate::reference::ImageRef;
+
+/// A tag record holds one digest; anything larger is not one.
+const TAG_RECORD: Limit = Limit::new("tag record", 4 << 10);
 
 /// The environment variable that overrides the cache root.
 pub const CACHE_DIR_ENV: &str = "XFN_CACHE_DIR";
@@ -73,14 +77,15 @@ impl Cache {
         Some(path.join("_tags").join(tag))
     }
 
-    /// Reads and verifies the blob `digest`. A missing blob is `None`; a
-    /// corrupt one is deleted, logged and also `None`.
-    pub fn read_blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>> {
+    /// Reads and verifies the blob `digest`, of at most `limit` bytes. A
+    /// missing blob is `None`; a corrupt one is deleted, logged and also
+    /// `None`; one that is over `limit` or not a regular file is an error.
+    pub fn read_blob(&self, digest: &Digest, limit: u64) -> Result<Option<Vec<u8>>> {
         let path = self.blob_path(digest);
-        let bytes = match fs::read(&path) {
+        let bytes = match localfile::read(&path, Limit::new("cache entry", limit)) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(Error::Cache { path, source }),
+            Err(error) => return Err(Error::Cache { path, error }),
         };
         if digest.matches(&bytes) {
             return Ok(Some(bytes));
@@ -92,7 +97,7 @@ impl Cache {
         match fs::remove_file(&path) {
             Ok(()) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(Error::Cache { path, source }),
+            Err(error) => Err(Error::Cache { path, error }),
         }
     }
 
@@ -104,7 +109,7 @@ impl Cache {
         if !digest.matches(bytes) {
             return Err(Error::Cache {
                 path,
-                source: std::io::Error::other(format!(
+                error: std::io::Error::other(format!(
                     "refusing to store content that does not hash to {digest}"
                 )),
             });
@@ -118,10 +123,10 @@ impl Cache {
         let Some(path) = self.ref_path(reference) else {
             return Ok(None);
         };
-        let text = match fs::read_to_string(&path) {
+        let text = match localfile::read_to_string(&path, TAG_RECORD) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(Error::Cache { path, source }),
+            Err(error) => return Err(Error::Cache { path, error }),
         };
         match text.trim().parse::<Digest>() {
             Ok(d) => Ok(Some(d)),
@@ -146,7 +151,7 @@ impl Cache {
     fn write_atomic(&self, path: &Path, bytes: &[u8]) -> Result<()> {
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| Error::Cache { path, source }
+            move |error| Error::Cache { path, error }
         };
         let tmp_dir = self.root.join("tmp");
         fs::create_dir_all(&tmp_dir).map_err(io(&tmp_dir))?;
@@ -161,7 +166,7 @@ impl Cache {
         tmp.as_file().sync_all().map_err(io(tmp.path()))?;
         tmp.persist(path).map_err(|e| Error::Cache {
             path: path.to_owned(),
-            source: e.error,
+            error: e.error,
         })?;
         Ok(())
     }
@@ -176,14 +181,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::new(dir.path());
         let d = Digest::of(b"hello");
-        assert_eq!(cache.read_blob(&d).unwrap(), None);
+        assert_eq!(cache.read_blob(&d, 1 << 20).unwrap(), None);
 
         let path = cache.write_blob(&d, b"hello").unwrap();
         assert_eq!(path, dir.path().join("blobs/sha256").join(d.hex()));
-        assert_eq!(cache.read_blob(&d).unwrap().as_deref(), Some(&b"hello"[..]));
+        assert_eq!(
+            cache.read_blob(&d, 1 << 20).unwrap().as_deref(),
+            Some(&b"hello"[..])
+        );
 
         fs::write(&path, b"jello").unwrap();
-        assert_eq!(cache.read_blob(&d).unwrap(), None);
+        assert_eq!(cache.read_blob(&d, 1 << 20).unwrap(), None);
         assert!(!path.exists(), "a corrupt entry is removed");
         // No temporary file is left behind.
         assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);

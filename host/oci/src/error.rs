@@ -126,11 +126,11 @@ pub enum Error {
     NotCached { reference: String, cache: PathBuf },
 
     /// The cache directory can't be read or written.
-    #[error("cache {}: {source}", path.display())]
+    /// (The cause's text is part of the message, so it is no `source`.)
+    #[error("cache {}: {error}", path.display())]
     Cache {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// Credentials (Docker config, credential helper, pull secret) can't be read.
@@ -142,11 +142,11 @@ pub enum Error {
     CaCert { path: PathBuf, reason: String },
 
     /// A local component file can't be read.
-    #[error("cannot read {}: {source}", path.display())]
+    /// (The cause's text is part of the message, so it is no `source`.)
+    #[error("cannot read {}: {error}", path.display())]
     ReadFile {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
 
     /// The registry sent a body over its limit (refused while streaming).
@@ -357,5 +357,39 @@ fn from_request(reference: String, registry: String, err: &reqwest::Error) -> Er
             registry,
             detail,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error and its causes, as a library user prints the chain.
+    fn chain(error: &dyn std::error::Error) -> String {
+        let mut text = error.to_string();
+        let mut cause = error.source();
+        while let Some(c) = cause {
+            text.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        text
+    }
+
+    #[test]
+    fn io_causes_are_said_once() {
+        let io = || std::io::Error::other("disk on fire");
+        for error in [
+            Error::Cache {
+                path: PathBuf::from("/cache/blobs"),
+                error: io(),
+            },
+            Error::ReadFile {
+                path: PathBuf::from("fn.wasm"),
+                error: io(),
+            },
+        ] {
+            let text = chain(&error);
+            assert_eq!(text.matches("disk on fire").count(), 1, "{text}");
+        }
     }
 }

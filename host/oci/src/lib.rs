@@ -25,6 +25,7 @@ pub mod component;
 mod digest;
 mod error;
 pub mod layout;
+pub mod localfile;
 mod memories;
 mod options;
 pub mod package;
@@ -54,9 +55,9 @@ pub const PULL_POLICY_ANNOTATION: &str = "render.crossplane.io/runtime-docker-pu
 
 /// Reads a component file and lists its imports and exports.
 pub fn inspect_file(path: &std::path::Path) -> Result<ComponentInfo> {
-    let bytes = std::fs::read(path).map_err(|source| Error::ReadFile {
+    let bytes = localfile::read(path, localfile::Limit::WASM).map_err(|error| Error::ReadFile {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     ComponentInfo::read(&bytes).map_err(|reason| Error::InvalidComponent {
         reference: path.display().to_string(),

@@ -174,7 +174,7 @@ fn from_cache(
             None => return Ok(None),
         },
     };
-    let Some(bytes) = cached(cache.read_blob(&top)) else {
+    let Some(bytes) = cached(cache.read_blob(&top, MAX_METADATA_SIZE)) else {
         return Ok(None);
     };
     let (digest, index_digest, index, manifest) = match parse_manifest(reference, &bytes)? {
@@ -183,7 +183,7 @@ fn from_cache(
             let entry =
                 layout::select_index_entry(&index).map_err(|e| layout_error(reference, e))?;
             let child = parse_digest(reference, &entry.digest)?;
-            let Some(bytes) = cached(cache.read_blob(&child)) else {
+            let Some(bytes) = cached(cache.read_blob(&child, MAX_METADATA_SIZE)) else {
                 return Ok(None);
             };
             match parse_manifest(reference, &bytes)? {
@@ -192,19 +192,26 @@ fn from_cache(
             }
         }
     };
-    let Some(config) = cached(cache.read_blob(&parse_digest(reference, &manifest.config.digest)?))
-    else {
+    let Some(config) = cached(cache.read_blob(
+        &parse_digest(reference, &manifest.config.digest)?,
+        MAX_METADATA_SIZE,
+    )) else {
         return Ok(None);
     };
     let selected = layout::select_layers(&manifest, json(&config).as_ref())
         .map_err(|e| layout_error(reference, e))?;
     check_size(reference, &selected.wasm, options.max_layer_size)?;
-    let Some(wasm) = cached(cache.read_blob(&parse_digest(reference, &selected.wasm.digest)?))
-    else {
+    let Some(wasm) = cached(cache.read_blob(
+        &parse_digest(reference, &selected.wasm.digest)?,
+        options.max_layer_size,
+    )) else {
         return Ok(None);
     };
     let base = match &selected.base {
-        Some(layer) => match cached(cache.read_blob(&parse_digest(reference, &layer.digest)?)) {
+        Some(layer) => match cached(cache.read_blob(
+            &parse_digest(reference, &layer.digest)?,
+            options.max_layer_size,
+        )) {
             Some(bytes) => Some(bytes),
             None => return Ok(None),
         },
@@ -470,7 +477,7 @@ async fn fetch_blob(
     let reference = &session.reference;
     let expected = parse_digest(reference, &layer.digest)?;
     check_size(reference, layer, limit)?;
-    if let Some(bytes) = cached(cache.read_blob(&expected)) {
+    if let Some(bytes) = cached(cache.read_blob(&expected, limit)) {
         return Ok(bytes);
     }
     let mut response = session.get(&format!("blobs/{expected}"), None).await?;

@@ -181,7 +181,9 @@ fn read_ca_certs(options: &RegistryOptions) -> Result<Vec<Certificate>> {
             path: path.clone(),
             reason,
         };
-        let iter = CertificateDer::pem_file_iter(path).map_err(|e| fail(e.to_string()))?;
+        let pem = crate::localfile::read(path, crate::localfile::Limit::CREDENTIALS)
+            .map_err(|e| fail(e.to_string()))?;
+        let iter = CertificateDer::pem_slice_iter(&pem);
         let before = certs.len();
         for cert in iter {
             let cert = cert.map_err(|e| fail(format!("bad PEM: {e}")))?;

@@ -139,18 +139,15 @@ pub struct PackageFile {
 }
 
 impl PackageFile {
-    /// Reads `path`, refusing a file over [`MAX_PACKAGE_YAML`] before
-    /// reading it.
+    /// Reads `path`, refusing anything but a regular file of at most
+    /// [`MAX_PACKAGE_YAML`] bytes before reading it.
     pub fn read(path: &Path) -> Result<PackageFile> {
-        let fail = |source| Error::ReadFile {
-            path: path.to_owned(),
-            source,
-        };
-        let file = std::fs::File::open(path).map_err(fail)?;
-        let mut bytes = Vec::new();
-        file.take(MAX_PACKAGE_YAML + 1)
-            .read_to_end(&mut bytes)
-            .map_err(fail)?;
+        let bytes = crate::localfile::read(path, crate::localfile::Limit::PACKAGE_YAML).map_err(
+            |error| Error::ReadFile {
+                path: path.to_owned(),
+                error,
+            },
+        )?;
         let package = PackageFile {
             source: path.display().to_string(),
             bytes,
@@ -1124,7 +1121,10 @@ metadata:
         let path = dir.path().join("crossplane.yaml");
         std::fs::write(&path, vec![b'#'; MAX_PACKAGE_YAML as usize + 10]).unwrap();
         let err = PackageFile::read(&path).unwrap_err().to_string();
-        assert!(err.contains("over 4194304 bytes"), "{err}");
+        assert!(
+            err.contains("is 4194314 bytes, over the limit of 4 MiB"),
+            "{err}"
+        );
         std::fs::write(&path, FUNCTION).unwrap();
         assert_eq!(PackageFile::read(&path).unwrap().bytes, FUNCTION.as_bytes());
     }

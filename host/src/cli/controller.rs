@@ -47,14 +47,41 @@ pub struct ControllerArgs {
     /// The Kubernetes API server's URL, without credentials (for tests); by default the in-cluster config or $KUBECONFIG.
     #[arg(long, value_name = "URL")]
     pub kube_api: Option<String>,
-    /// How long a leader holds the Lease without renewing it.
-    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    /// How long a leader holds the Lease without renewing it (whole seconds, 2s to 1h); it renews a third of that before.
+    #[arg(long, default_value = "15s", value_parser = parse_lease_duration)]
     pub lease_duration: Duration,
     #[command(flatten)]
     pub limits: super::ServerLimits,
     /// A registry (host or host:port) to reach over plain HTTP (repeatable).
     #[arg(long = "insecure-registry", value_name = "HOST")]
     pub insecure_registries: Vec<String>,
+}
+
+/// The shortest Lease duration: its renewal comes a third of it (at least
+/// a second) before it expires.
+const MIN_LEASE_DURATION: Duration = Duration::from_secs(2);
+
+/// The longest Lease duration: a dead leader's Lease blocks the others
+/// this long.
+const MAX_LEASE_DURATION: Duration = Duration::from_secs(60 * 60);
+
+/// Parses `--lease-duration`: whole seconds (a Lease counts in seconds),
+/// [`MIN_LEASE_DURATION`] to [`MAX_LEASE_DURATION`].
+fn parse_lease_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e}"))?;
+    if duration.subsec_nanos() != 0 {
+        return Err(format!(
+            "{text:?} is not a whole number of seconds, which a Lease counts in"
+        ));
+    }
+    if !(MIN_LEASE_DURATION..=MAX_LEASE_DURATION).contains(&duration) {
+        return Err(format!(
+            "{text:?} is out of range: a Lease is held {} to {}",
+            humantime::format_duration(MIN_LEASE_DURATION),
+            humantime::format_duration(MAX_LEASE_DURATION)
+        ));
+    }
+    Ok(duration)
 }
 
 fn parse_labels(flags: &[String]) -> Result<BTreeMap<String, String>> {
@@ -196,5 +223,40 @@ async fn wait_for_termination() {
         _ => {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ControllerArgs,
+    }
+
+    fn lease(flag: &str) -> Result<Duration, String> {
+        Cli::try_parse_from(["xfn", "--identity", "pod-0", "--lease-duration", flag])
+            .map(|cli| cli.args.lease_duration)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_lease_duration_is_range_checked() {
+        assert_eq!(lease("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(lease("2s"), Ok(MIN_LEASE_DURATION));
+        assert_eq!(lease("1h"), Ok(MAX_LEASE_DURATION));
+        for bad in ["0s", "1s", "61m", "18446744073709551615s"] {
+            let err = lease(bad).unwrap_err();
+            assert!(
+                err.contains("is out of range: a Lease is held 2s to 1h"),
+                "{bad}: {err}"
+            );
+        }
+        let err = lease("2500ms").unwrap_err();
+        assert!(err.contains("is not a whole number of seconds"), "{err}");
+        assert!(lease("soon").is_err());
     }
 }

@@ -11,6 +11,7 @@ use serde_json::json;
 use xfn_oci::{
     ComponentInfo, Digest, Item, ItemKind, PullPolicy, PushMetadata, RegistryOptions,
     component::is_allowed_import,
+    localfile::{self, Limit},
 };
 
 /// How to reach registries, shared by the OCI subcommands.
@@ -120,7 +121,7 @@ pub struct InspectArgs {
 
 /// Runs `xfn push`: prints the pushed manifest's digest.
 pub async fn push(args: PushArgs) -> Result<()> {
-    let wasm = std::fs::read(&args.file)
+    let wasm = localfile::read(&args.file, Limit::WASM)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let package = args
         .package
@@ -182,8 +183,8 @@ pub async fn pull(args: PullArgs) -> Result<()> {
     Ok(())
 }
 
-/// Runs `xfn inspect`: a file is read directly; anything else is resolved
-/// as a reference (into the cache, per the pull policy).
+/// Runs `xfn inspect`: an existing path is read as a file; anything else
+/// is resolved as a reference (into the cache, per the pull policy).
 pub async fn inspect(args: InspectArgs) -> Result<()> {
     let json = args.json;
     let report = inspect_report(args).await?;
@@ -198,9 +199,12 @@ pub async fn inspect(args: InspectArgs) -> Result<()> {
 /// What `xfn inspect` reports about its target.
 pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
     let path = Path::new(&args.target);
-    let report = if path.is_file() {
-        let wasm =
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Anything at that path, even a FIFO, a device or a directory, is the
+    // file meant (and refused if it is not a regular file), never a
+    // registry reference.
+    let report = if std::fs::symlink_metadata(path).is_ok() {
+        let wasm = localfile::read(path, Limit::WASM)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         let info = ComponentInfo::read(&wasm).map_err(|reason| {
             anyhow::anyhow!("{}: not a usable wasm component: {reason}", path.display())
         })?;

@@ -205,8 +205,9 @@ fn inputs(args: &RenderArgs) -> Result<Inputs> {
     let mut context = serde_json::Map::new();
     for pair in &args.context_files {
         let (key, file) = split_pair(pair, "--context-files")?;
-        let text = std::fs::read_to_string(file)
+        let text = load::read_text(Path::new(file))
             .with_context(|| format!("cannot read context value for key {key:?}"))?;
+        load::warn_duplicate_keys(file, &text);
         context.insert(key.to_owned(), context_value(key, &text)?);
     }
     for pair in &args.context_values {
@@ -286,8 +287,7 @@ fn load_schemas(dir: &Path) -> Result<Vec<Value>> {
     files
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f)
-                .with_context(|| format!("cannot read {}", f.display()))?;
+            let text = load::read_text(f)?;
             serde_json::from_str(&text)
                 .with_context(|| format!("cannot parse OpenAPI document {}", f.display()))
         })

@@ -66,19 +66,18 @@ pub trait PackageProbe: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 pub enum ReconcileError {
     /// A request to the API server failed.
-    #[error("{action}: {source}")]
+    #[error("{action}: {error}")]
     Api {
         /// What was being done.
         action: String,
-        /// The cause.
-        #[source]
-        source: kube::Error,
+        /// The cause (its text is part of the message).
+        error: kube::Error,
     },
 }
 
 fn api_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ReconcileError {
     let action = action.into();
-    move |source| ReconcileError::Api { action, source }
+    move |error| ReconcileError::Api { action, error }
 }
 
 /// Something the user must fix, reported on the revision.
@@ -532,5 +531,29 @@ fn deployment_health(deployment: &Deployment) -> Result<(), String> {
             "function package deployment is unavailable with message: {}",
             c.message.as_deref().unwrap_or_default()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_says_its_cause_once() {
+        // kube's own errors repeat their causes; this one has none.
+        let error = api_error("cannot list FunctionRevisions")(
+            kube::Error::LinesCodecMaxLineLengthExceeded,
+        );
+        let mut text = error.to_string();
+        let mut cause = std::error::Error::source(&error);
+        while let Some(c) = cause {
+            text.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        assert_eq!(text.matches("Error finding newline").count(), 1, "{text}");
+        assert!(
+            text.starts_with("cannot list FunctionRevisions: "),
+            "{text}"
+        );
     }
 }

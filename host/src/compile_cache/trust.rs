@@ -29,13 +29,12 @@ pub const STALE_TEMP_AGE: Duration = Duration::from_secs(10 * 60);
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
     /// A directory or file can't be read, created or checked.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {error}", path.display())]
     Io {
         /// The directory or file.
         path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
+        /// The cause (its text is part of the message).
+        error: std::io::Error,
     },
     /// A directory or file that others could write, or that is not ours.
     #[error("{}: {reason}", path.display())]
@@ -79,9 +78,9 @@ pub fn check_owned(path: &Path, meta: &fs::Metadata) -> Result<(), TrustError> {
 /// Creates `dir` (mode 0700) if needed and checks that it is a directory
 /// of the current user that no one else may write.
 fn check_dir(dir: &Path) -> Result<(), TrustError> {
-    let io = |source| TrustError::Io {
+    let io = |error| TrustError::Io {
         path: dir.to_owned(),
-        source,
+        error,
     };
     fs::DirBuilder::new()
         .recursive(true)
@@ -113,12 +112,12 @@ pub fn open(root: &Path, compiled: &Path) -> Result<hmac::Key, TrustError> {
 /// without replacing one another process created meanwhile.
 fn read_or_create_key(path: &Path) -> Result<hmac::Key, TrustError> {
     match read_key(path) {
-        Err(TrustError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+        Err(TrustError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound => {}
         other => return other,
     }
-    let io = |source| TrustError::Io {
+    let io = |error| TrustError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let mut bytes = [0u8; KEY_LEN];
     SystemRandom::new()
@@ -139,9 +138,9 @@ fn read_or_create_key(path: &Path) -> Result<hmac::Key, TrustError> {
 /// Reads the key file, which must be a private regular file of the current
 /// user holding exactly the key.
 fn read_key(path: &Path) -> Result<hmac::Key, TrustError> {
-    let io = |source| TrustError::Io {
+    let io = |error| TrustError::Io {
         path: path.to_owned(),
-        source,
+        error,
     };
     let mut file = open_no_follow(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -178,11 +177,13 @@ fn check_private_file(path: &Path, meta: &fs::Metadata) -> Result<(), TrustError
     Ok(())
 }
 
-/// Opens `path` for reading, refusing a symbolic link.
+/// Opens `path` for reading, refusing a symbolic link, and without
+/// waiting for a writer if it is a FIFO (callers refuse what is not a
+/// regular file).
 pub fn open_no_follow(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
 }
 

@@ -18,6 +18,7 @@ use std::time::SystemTime;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
+use xfn_oci::localfile::{self, Limit};
 
 use super::router::FunctionTable;
 use crate::{WasmFunction, WasmRuntime, builtin};
@@ -164,7 +165,7 @@ struct Spec {
 
 /// Reads a functions file.
 pub fn read_functions_file(path: &Path) -> Result<Vec<FunctionSpec>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
+    let text = localfile::read_to_string(path, Limit::YAML).map_err(|error| LoadError::Read {
         path: path.to_owned(),
         error,
     })?;
@@ -344,7 +345,7 @@ impl Loader {
     fn component(&self, spec: &FunctionSpec) -> Result<Cow<'static, [u8]>, LoadError> {
         match &spec.source {
             Source::Wasm(path) => {
-                std::fs::read(path)
+                localfile::read(path, Limit::WASM)
                     .map(Cow::Owned)
                     .map_err(|error| LoadError::Read {
                         path: path.clone(),

@@ -223,6 +223,15 @@ impl Server {
         let handle = ServerHandle {
             shared: shared.clone(),
         };
+        // Static certificates are served as changing ones are: one accept
+        // loop bounds every TLS handshake and HTTP/2 start.
+        let tls = match (&config.dynamic_tls, &config.tls) {
+            (Some(tls), _) => Some(tls.clone()),
+            (None, Some(files)) => Some(Arc::new(
+                DynamicTls::from_files(files).map_err(ServeError::Tls)?,
+            )),
+            (None, None) => None,
+        };
         let mut tasks = JoinSet::new();
         for (listener, pinned) in listeners {
             let router = config.router(&shared, pinned)?;
@@ -231,7 +240,7 @@ impl Server {
                 // An error means every sender is gone: stop too.
                 let _ = stop.wait_for(|stop| *stop).await;
             };
-            match &config.dynamic_tls {
+            match &tls {
                 Some(tls) => {
                     // The handshake is bounded; then HTTP/2 must start too.
                     let incoming =
@@ -240,9 +249,7 @@ impl Server {
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
                 None => {
-                    // A client that never starts HTTP/2 is cut off (with
-                    // `tls`, this bounds the start of its TLS handshake,
-                    // which tonic bounds as a whole too).
+                    // A client that never starts HTTP/2 is cut off.
                     let incoming = TcpIncoming::from(listener)
                         .with_nodelay(Some(true))
                         .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
@@ -310,10 +317,7 @@ impl ServerConfig {
     fn router(&self, shared: &Arc<Shared>, pinned: Option<Arc<str>>) -> Result<Router, ServeError> {
         // Flow-control windows follow the measured bandwidth-delay product,
         // as grpc-go's do, so a large request isn't sent 64 KiB per round trip.
-        let mut builder = tonic::transport::Server::builder().http2_adaptive_window(Some(true));
-        if let (Some(tls), None) = (&self.tls, &self.dynamic_tls) {
-            builder = builder.tls_config(tls.server_config().timeout(Duration::from_secs(10)))?;
-        }
+        let builder = tonic::transport::Server::builder().http2_adaptive_window(Some(true));
         let runner = Runner {
             shared: shared.clone(),
         };

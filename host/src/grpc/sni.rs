@@ -24,7 +24,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use super::tls::TlsError;
+use super::tls::{TlsError, TlsFiles};
 
 /// Longest a client may take to finish its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -61,6 +61,8 @@ impl std::fmt::Debug for DynamicTls {
 #[derive(Default)]
 struct Certificates {
     by_name: RwLock<HashMap<String, Arc<CertifiedKey>>>,
+    /// Served for any other name, or none (a server of static certificates).
+    fallback: RwLock<Option<Arc<CertifiedKey>>>,
 }
 
 impl std::fmt::Debug for Certificates {
@@ -85,13 +87,21 @@ impl Certificates {
 
 impl ResolvesServerCert for Certificates {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        // No server name, or one nothing is served as: the handshake fails.
-        let name = hello.server_name()?.to_ascii_lowercase();
-        self.by_name
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&name)
-            .cloned()
+        // No server name, or one nothing is served as: the fallback if
+        // there is one, else the handshake fails.
+        let named = hello.server_name().and_then(|name| {
+            self.by_name
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&name.to_ascii_lowercase())
+                .cloned()
+        });
+        named.or_else(|| {
+            self.fallback
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        })
     }
 }
 
@@ -128,6 +138,21 @@ impl DynamicTls {
         Ok(())
     }
 
+    /// Static certificates (`serve --tls-certs-dir`): the certificate in
+    /// `files` for every server name, clients from its CA. Served through
+    /// the same accept loop as changing ones, so its handshake and HTTP/2
+    /// start are bounded alike.
+    pub fn from_files(files: &TlsFiles) -> Result<DynamicTls, TlsError> {
+        let tls = DynamicTls::new();
+        tls.set_client_ca(&files.ca)?;
+        let certified = certified_key(&files.cert, &files.key)?;
+        *tls.certs
+            .fallback
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(certified);
+        Ok(tls)
+    }
+
     /// Serves `names` with the certificate chain and key in `cert_pem` and
     /// `key_pem`, replacing what they were served with.
     pub fn set_certificate(
@@ -136,17 +161,7 @@ impl DynamicTls {
         cert_pem: &[u8],
         key_pem: &[u8],
     ) -> Result<(), TlsError> {
-        let chain = CertificateDer::pem_slice_iter(cert_pem)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| invalid("server certificate")(e.to_string()))?;
-        if chain.is_empty() {
-            return Err(invalid("server certificate")("no certificate in it".into()));
-        }
-        let key = PrivateKeyDer::from_pem_slice(key_pem)
-            .map_err(|e| invalid("server key")(e.to_string()))?;
-        let certified = CertifiedKey::from_der(chain, key, &provider())
-            .map_err(|e| invalid("server certificate")(e.to_string()))?;
-        let certified = Arc::new(certified);
+        let certified = certified_key(cert_pem, key_pem)?;
         let mut by_name = self
             .certs
             .by_name
@@ -182,6 +197,21 @@ impl DynamicTls {
             .clone()
             .map(TlsAcceptor::from)
     }
+}
+
+/// A certificate chain and its key, from PEM.
+fn certified_key(cert_pem: &[u8], key_pem: &[u8]) -> Result<Arc<CertifiedKey>, TlsError> {
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid("server certificate")(e.to_string()))?;
+    if chain.is_empty() {
+        return Err(invalid("server certificate")("no certificate in it".into()));
+    }
+    let key =
+        PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| invalid("server key")(e.to_string()))?;
+    let certified = CertifiedKey::from_der(chain, key, &provider())
+        .map_err(|e| invalid("server certificate")(e.to_string()))?;
+    Ok(Arc::new(certified))
 }
 
 /// Accepts connections on `listener` and completes their TLS handshakes,

@@ -12,7 +12,7 @@ use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
 };
-use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
 
 /// The certificate file in a TLS directory.
 pub const CERT_FILE: &str = "tls.crt";
@@ -83,11 +83,13 @@ impl TlsFiles {
     pub fn read_dir(dir: &Path) -> Result<TlsFiles, TlsError> {
         let read = |file: &str| {
             let path = dir.join(file);
-            std::fs::read(&path).map_err(|error| TlsError::Io {
-                action: "cannot read",
-                path,
-                error,
-            })
+            xfn_oci::localfile::read(&path, xfn_oci::localfile::Limit::CREDENTIALS).map_err(
+                |error| TlsError::Io {
+                    action: "cannot read",
+                    path,
+                    error,
+                },
+            )
         };
         Ok(TlsFiles {
             cert: read(CERT_FILE)?,
@@ -138,14 +140,6 @@ impl TlsFiles {
             return Err(invalid(CA_FILE)("no certificate in it".into()));
         }
         Ok(())
-    }
-
-    /// A server config that requires clients to present a certificate from
-    /// the CA.
-    pub(crate) fn server_config(&self) -> ServerTlsConfig {
-        ServerTlsConfig::new()
-            .identity(Identity::from_pem(&self.cert, &self.key))
-            .client_ca_root(Certificate::from_pem(&self.ca))
     }
 
     /// A client config that presents this certificate and expects the

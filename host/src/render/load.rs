@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+use xfn_oci::localfile::{self, Limit};
 
 /// Why objects could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -81,14 +82,48 @@ pub fn read_one(path: &Path) -> Result<Value, LoadError> {
 
 /// Every non-empty document of one file.
 pub fn read_file(path: &Path) -> Result<Vec<Value>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Read {
-        path: path.to_owned(),
-        error,
-    })?;
-    parse_stream(&text).map_err(|(line, reason)| LoadError::Parse {
+    let text = read_text(path)?;
+    let objects = parse_stream(&text).map_err(|(line, reason)| LoadError::Parse {
         path: path.to_owned(),
         line,
         reason,
+    })?;
+    warn_duplicate_keys(&path.display().to_string(), &text);
+    Ok(objects)
+}
+
+/// Warns about each key repeated in a mapping of `text` (read from
+/// `source`). Crossplane reads its inputs with `sigs.k8s.io/yaml`, where
+/// the last value of a repeated key wins without a word; xfn does the same
+/// and says so.
+pub fn warn_duplicate_keys(source: &str, text: &str) {
+    let duplicates = xfn_yaml::duplicate_keys(text);
+    for duplicate in &duplicates.found {
+        let document = if duplicate.document > 1 {
+            format!(" (document {})", duplicate.document)
+        } else {
+            String::new()
+        };
+        tracing::warn!(
+            "{source}: duplicate key {} at line {}{document}; its last value wins, as in Crossplane",
+            duplicate.path,
+            duplicate.line,
+        );
+    }
+    if duplicates.more {
+        tracing::warn!(
+            "{source}: more duplicate keys after these {}; the last value of each wins",
+            duplicates.found.len()
+        );
+    }
+}
+
+/// The text of a YAML input: a regular file of at most
+/// [`Limit::YAML`](xfn_oci::localfile::Limit::YAML), read without blocking.
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
+    localfile::read_to_string(path, Limit::YAML).map_err(|error| LoadError::Read {
+        path: path.to_owned(),
+        error,
     })
 }
 

@@ -107,7 +107,7 @@ async fn load_wasm(
     };
     let module = annotation(WASM_MODULE);
     if !module.is_empty() {
-        let bytes = std::fs::read(Path::new(module))
+        let bytes = xfn_oci::localfile::read(Path::new(module), xfn_oci::localfile::Limit::WASM)
             .map_err(|e| format!("cannot read wasm module {module:?}: {e}"))?;
         return wasm.load(fn_name, &bytes).map_err(|e| e.to_string());
     }

@@ -19,6 +19,7 @@
 //! "letter" is approximated with Rust's alphabetic property.
 
 mod chars;
+pub mod duplicates;
 mod emitter;
 pub mod guard;
 mod keys;
@@ -32,6 +33,7 @@ mod walk;
 
 use serde_json::Value;
 
+pub use duplicates::{DuplicateKey, Duplicates, duplicate_keys};
 pub use guard::{Refusal, check};
 pub use number::format_go_float;
 
