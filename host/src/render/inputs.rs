@@ -104,7 +104,7 @@ pub struct Loaded {
     pub xrd: Option<Value>,
 }
 
-fn load_error(
+pub(super) fn load_error(
     what: &'static str,
     path: &Path,
     source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -140,15 +140,7 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, 
         return Err(validate::not_a_pipeline(&composition).into());
     }
 
-    let mut functions = load::read_stream(&files.functions)
-        .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
-        .and_then(|fns| {
-            fns.iter()
-                .try_for_each(validate::is_function)
-                .map(|()| fns)
-                .map_err(Into::into)
-        })
-        .map_err(|e| load_error("functions", &files.functions, e))?;
+    let mut functions = functions(&files.functions)?;
     if converted
         && !functions
             .iter()
@@ -207,7 +199,21 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, 
     })
 }
 
-fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Value>, InputError> {
+/// The Functions in a file or directory, each checked to be one.
+pub(super) fn functions(path: &Path) -> Result<Vec<Value>, InputError> {
+    load::read_stream(path)
+        .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
+        .and_then(|fns| {
+            fns.iter()
+                .try_for_each(validate::is_function)
+                .map(|()| fns)
+                .map_err(Into::into)
+        })
+        .map_err(|e| load_error("functions", path, e))
+}
+
+/// The objects in a file or directory, if a flag names one.
+pub(super) fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Value>, InputError> {
     match path {
         Some(path) => load::read_stream(path).map_err(|e| load_error(what, path, e)),
         None => Ok(Vec::new()),
@@ -216,7 +222,7 @@ fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Value>, InputEr
 
 /// The initial context: `--context-files` first, then `--context-values`,
 /// which win for the same key.
-fn context(
+pub(super) fn context(
     files: &[String],
     values: &[String],
 ) -> Result<serde_json::Map<String, Value>, InputError> {
@@ -279,7 +285,7 @@ pub fn apply_annotations(
 }
 
 /// Every `*.json` file under `dir`, recursively, each an OpenAPI v3 document.
-fn load_schemas(dir: &Path) -> Result<Vec<Value>, InputError> {
+pub(super) fn load_schemas(dir: &Path) -> Result<Vec<Value>, InputError> {
     let mut files = Vec::new();
     collect_json(dir, &mut files).map_err(|e| load_error("required schemas", dir, e))?;
     if files.is_empty() {

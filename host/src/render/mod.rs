@@ -5,11 +5,13 @@
 //! [`render`] runs the pipeline and shapes its output ([`output`], one
 //! module per output mode), and [`Outputs::to_yaml`] prints it.
 
+pub mod context_fn;
 pub mod convert;
 mod fetch;
 pub mod inputs;
 pub mod load;
 mod object;
+pub mod operation;
 pub mod output;
 pub mod pipeline_check;
 mod runtimes;
@@ -51,6 +53,9 @@ pub enum RenderError {
         "cannot render composite resource: timed out after {0:?} (if it needs longer, raise --timeout)"
     )]
     Timeout(Duration),
+    /// An Operation's pipeline failed, or its output could not be used.
+    #[error("cannot render operation: {0}")]
+    Operation(String),
 }
 
 impl From<PipelineError> for RenderError {
@@ -122,7 +127,7 @@ pub async fn render(
 
 /// How long past `--timeout` the whole render may take before it is cut
 /// off without a function to blame.
-const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
+pub(crate) const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
 async fn run(
     inputs: &Inputs,
