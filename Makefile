@@ -13,7 +13,7 @@ VENV := .venv
 PY_SDK_VERSION := 0.15.1
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform xfn-test-scripted
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
 
 .PHONY: all build wasm render test lint fmt bench venv deps toolchain wasm-target clean
 

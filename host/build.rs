@@ -17,6 +17,7 @@ const BUILTINS: &[(&str, &str)] = &[
     ),
     ("function-auto-ready", "function_auto_ready.wasm"),
     ("function-hello", "hello.wasm"),
+    ("function-annotate", "function_annotate.wasm"),
 ];
 
 fn main() {

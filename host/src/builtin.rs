@@ -15,6 +15,18 @@ pub struct Builtin {
     pub name: &'static str,
     /// Its component, if this binary was built with it.
     pub component: Option<&'static [u8]>,
+    /// The capabilities its package declares (its `crossplane.yaml`).
+    pub capabilities: &'static [&'static str],
+}
+
+/// The capabilities a built-in function's package declares: `operation`
+/// for the operation function, Crossplane's default `composition` for the
+/// rest (their packages don't list any).
+fn capabilities_of(name: &str) -> &'static [&'static str] {
+    match name {
+        "function-annotate" => &["operation"],
+        _ => &["composition"],
+    }
 }
 
 /// The names of every built-in function.
@@ -31,6 +43,7 @@ pub fn for_package(package: &str) -> Option<Builtin> {
         .map(|(name, component)| Builtin {
             name,
             component: *component,
+            capabilities: capabilities_of(name),
         })
 }
 

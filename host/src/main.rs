@@ -19,6 +19,9 @@ struct Cli {
 enum Command {
     /// Render an XR with a Composition's function pipeline (a Docker-free `crossplane render`).
     Render(cli::render::RenderArgs),
+    /// Work with Operations: `xfn operation render`.
+    #[command(subcommand)]
+    Operation(cli::operation::OperationCommand),
     /// Check a Composition's pipeline.
     Validate(cli::validate::ValidateArgs),
     /// Serve wasm functions to Crossplane as gRPC FunctionRunnerServices.
@@ -45,6 +48,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
+        Command::Operation(command) => {
+            runtime(None).and_then(|rt| rt.block_on(cli::operation::run(command)))
+        }
         Command::Validate(args) => cli::validate::run(args),
         Command::Serve(args) => runtime(None).and_then(|rt| rt.block_on(cli::serve::run(args))),
         Command::Controller(args) => {

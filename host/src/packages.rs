@@ -34,6 +34,8 @@ pub struct PackageComponent {
     pub bytes: Cow<'static, [u8]>,
     /// Where they came from.
     pub source: Source,
+    /// The capabilities its package declares (`composition` when it lists none).
+    pub capabilities: Vec<String>,
 }
 
 /// The component of `package` under `policy`.
@@ -54,6 +56,7 @@ pub async fn component(
                 return Ok(PackageComponent {
                     bytes: Cow::Owned(pulled.wasm),
                     source: Source::Registry(pulled.digest.to_string()),
+                    capabilities: pulled.metadata.capabilities,
                 });
             }
             Err(e) if builtin.is_some() => {
@@ -68,16 +71,19 @@ pub async fn component(
         Some(builtin::Builtin {
             name,
             component: Some(bytes),
+            capabilities,
         }) => {
             eprintln!("xfn: running package {package} as the built-in wasm function {name}");
             Ok(PackageComponent {
                 bytes: Cow::Borrowed(bytes),
                 source: Source::Builtin(name),
+                capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
             })
         }
         Some(builtin::Builtin {
             name,
             component: None,
+            ..
         }) => Err(format!(
             "package {package:?} names the built-in function {name}, but this xfn was built without it; build xfn with `make build`"
         )),

@@ -91,6 +91,9 @@ pub struct PipelineOutput {
     pub requirements: Vec<(String, Requirements)>,
     /// The smallest non-zero TTL any step returned.
     pub ttl: Option<Duration>,
+    /// The `output` of each step that returned one (operation functions),
+    /// as JSON object text, in pipeline order.
+    pub outputs: Vec<(String, String)>,
 }
 
 /// Why a pipeline failed.
@@ -171,17 +174,33 @@ pub struct Pipeline<'a> {
 
 impl Pipeline<'_> {
     /// Runs every step against `observed`, starting from an empty desired
-    /// state and the given context.
+    /// state and the given context: a Composition's pipeline.
     pub async fn run(
         &self,
         observed: State,
+        context: Option<String>,
+    ) -> Result<PipelineOutput, PipelineError> {
+        self.run_steps(Some(observed), context).await
+    }
+
+    /// Runs every step with no observed state, as Crossplane runs an
+    /// Operation's pipeline.
+    pub async fn run_without_observed(
+        &self,
+        context: Option<String>,
+    ) -> Result<PipelineOutput, PipelineError> {
+        self.run_steps(None, context).await
+    }
+
+    async fn run_steps(
+        &self,
+        observed: Option<State>,
         context: Option<String>,
     ) -> Result<PipelineOutput, PipelineError> {
         let mut out = PipelineOutput {
             context,
             ..PipelineOutput::default()
         };
-        let observed = Some(observed);
         for step in self.steps {
             let function = self.functions.get(&step.function).ok_or_else(|| {
                 PipelineError::UnknownFunction {
@@ -237,6 +256,12 @@ impl Pipeline<'_> {
             }
             out.desired = response.desired.unwrap_or_default();
             out.context = response.context;
+            if let Some(output) = response.output {
+                // A step that runs twice under one name keeps its last output,
+                // as Crossplane's AddPipelineStepOutput does.
+                out.outputs.retain(|(name, _)| name != &step.name);
+                out.outputs.push((step.name.clone(), output));
+            }
             out.conditions.extend(response.conditions);
             out.results
                 .extend(response.results.into_iter().map(|result| StepResult {

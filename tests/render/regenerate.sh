@@ -11,7 +11,8 @@ if [ ! -x "$ref" ]; then
   (cd "$src" && GOPATH=/usr/share/gocode GO111MODULE=off go build -o "$ref" .)
 fi
 python3 "$here/cases.py"
-for expected in "$here"/cases/*/expected.json; do
+python3 "$here/operation_cases.py"
+for expected in "$here"/cases/*/expected.json "$here"/operation-cases/*/expected.json; do
   "$ref" < "$expected" > "${expected%.json}.yaml"
 done
-echo "regenerated $(ls "$here"/cases/*/expected.yaml | wc -l) expected outputs"
+echo "regenerated $(ls "$here"/cases/*/expected.yaml "$here"/operation-cases/*/expected.yaml | wc -l) expected outputs"

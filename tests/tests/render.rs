@@ -3,92 +3,22 @@
 //! function and compares stdout with `expected.yaml` (made by the reference
 //! YAML emitter) byte for byte, or stderr with `expected-error.txt`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
-use xfn_tests::{Run, run_xfn, wasm_dir};
+use xfn_tests::{Run, golden, run_xfn, wasm_dir};
 
 fn cases_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("render/cases")
 }
 
 fn run_case(name: &str) -> Run {
-    let dir = cases_dir().join(name);
-    let args_text = std::fs::read_to_string(dir.join("args")).expect("args");
-    let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
-    let wasm = wasm_dir();
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.replace("${WASM}", &wasm.display().to_string()))
-        .collect();
-    run_xfn(&dir, &args)
-}
-
-fn check_case(dir: &Path) -> Result<(), String> {
-    let name = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-        .to_owned();
-    let expected_yaml = dir.join("expected.yaml");
-    let expected_error = dir.join("expected-error.txt");
-    if !expected_yaml.exists() && !expected_error.exists() {
-        return Ok(()); // Checked by its own test below.
-    }
-    let run = run_case(&name);
-    if let Ok(want) = std::fs::read_to_string(&expected_yaml) {
-        if run.code != 0 || run.stdout != want {
-            return Err(format!(
-                "case {name}: exit {}\n--- stderr\n{}--- want stdout\n{want}--- got stdout\n{}",
-                run.code, run.stderr, run.stdout
-            ));
-        }
-    } else {
-        let want = std::fs::read_to_string(&expected_error).unwrap_or_default();
-        if run.code != 1 || !run.stdout.is_empty() || run.stderr != want {
-            return Err(format!(
-                "case {name}: exit {} (want 1)\n--- stdout (want none)\n{}--- want stderr\n{want}--- got stderr\n{}",
-                run.code, run.stdout, run.stderr
-            ));
-        }
-    }
-    Ok(())
+    golden::run_case(&cases_dir().join(name))
 }
 
 #[test]
 fn every_golden_case_matches() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
-        .expect("cases directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    assert!(dirs.len() >= 40, "found only {} cases", dirs.len());
-    // Cases are independent processes: run a few at a time.
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = dirs
-            .chunks(dirs.len().div_ceil(4))
-            .map(|chunk| {
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .filter_map(|d| check_case(d).err())
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|_| vec!["a case panicked".into()]))
-            .collect()
-    });
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        dirs.len(),
-        failures.join("\n")
-    );
+    golden::check_all(&cases_dir(), 40);
 }
 
 /// The last document of render's output, parsed.

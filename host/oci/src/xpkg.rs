@@ -423,6 +423,13 @@ pub fn is_function_capability(capability: &str) -> bool {
     FUNCTION_CAPABILITIES.iter().any(|c| fuzzy(c) == key)
 }
 
+/// Whether `declared` (a package's `spec.capabilities`) includes `wanted`,
+/// matched as Crossplane matches them.
+pub fn has_capability(declared: &[String], wanted: &str) -> bool {
+    let wanted = fuzzy(wanted);
+    declared.iter().any(|c| fuzzy(c) == wanted)
+}
+
 fn fuzzy(text: &str) -> String {
     text.chars()
         .filter(char::is_ascii_alphanumeric)

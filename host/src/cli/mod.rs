@@ -3,6 +3,7 @@
 pub mod allocator;
 pub mod controller;
 pub mod oci;
+pub mod operation;
 pub mod render;
 pub mod serve;
 pub mod validate;

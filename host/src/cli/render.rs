@@ -1,13 +1,12 @@
-//! `xfn render`: the flags of classic `crossplane render`, with its checks
-//! and error texts, run on xfn's in-process wasm host.
+//! `xfn render`: the flags of classic `crossplane render`. This module only
+//! parses them; `xfn_host::render` loads, checks, runs and prints.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result, anyhow, bail};
-use serde_json::Value;
-use xfn_host::render::{self, Inputs, convert, load, validate};
+use anyhow::{Context as _, Result};
+use xfn_host::render::{self, InputFiles, PrintOptions};
 use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Render an XR with a Composition's function pipeline, offline and without Docker.
@@ -75,22 +74,48 @@ pub struct RenderArgs {
     pub memory_limit: usize,
 }
 
+impl RenderArgs {
+    /// The files and values the flags name.
+    fn input_files(&self) -> InputFiles {
+        InputFiles {
+            composite_resource: self.composite_resource.clone(),
+            composition: self.composition.clone(),
+            functions: self.functions.clone(),
+            context_files: self.context_files.clone(),
+            context_values: self.context_values.clone(),
+            observed_resources: self.observed_resources.clone(),
+            extra_resources: self.extra_resources.iter().cloned().collect(),
+            required_resources: self.required_resources.iter().cloned().collect(),
+            required_schemas: self.required_schemas.clone(),
+            function_credentials: self.function_credentials.clone(),
+            function_annotations: self.function_annotations.clone(),
+            xrd: self.xrd.clone(),
+            timeout: self.timeout,
+        }
+    }
+
+    /// How to shape and print the output.
+    fn options(&self) -> render::Options {
+        render::Options {
+            print: PrintOptions {
+                include_results: self.include_function_results,
+                include_context: self.include_context,
+            },
+            include_full_xr: self.include_full_xr,
+        }
+    }
+}
+
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    let inputs = inputs(&args)?;
+    let loaded = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
     let wasm = wasm_runtime(
         args.registry.cache_dir.clone(),
         args.memory_limit,
         args.timeout,
     )?;
     let registry = args.registry.options();
-    let outputs = render::render(&inputs, &wasm, &registry).await?;
-
-    let mut outputs = outputs;
-    if args.include_full_xr {
-        include_full_xr(&mut outputs.composite, &inputs.composite);
-    }
-    let yaml = outputs.to_yaml(args.include_function_results, args.include_context);
+    let yaml = render::render_yaml(&loaded.inputs, &wasm, &registry, args.options()).await?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(yaml.as_bytes())
@@ -117,204 +142,4 @@ pub fn wasm_runtime(
         .or_else(CompileCache::default_dir)
         .map(CompileCache::new);
     Ok(WasmRuntime::new(engine, cache)?)
-}
-
-fn inputs(args: &RenderArgs) -> Result<Inputs> {
-    let composite = load::read_one(&args.composite_resource).with_context(|| {
-        format!(
-            "cannot load composite resource from {:?}",
-            args.composite_resource.display().to_string()
-        )
-    })?;
-    let composition = load::read_one(&args.composition)
-        .map_err(anyhow::Error::from)
-        .and_then(|c| {
-            validate::is_composition(&c)
-                .map(|()| c)
-                .map_err(|e| anyhow!(e))
-        })
-        .with_context(|| {
-            format!(
-                "cannot load Composition from {:?}",
-                args.composition.display().to_string()
-            )
-        })?;
-    validate::composition_fits(&composite, &composition)?;
-    let mut composition = composition;
-    let converted = convert::is_resources_mode(&composition);
-    if converted {
-        eprintln!(
-            "xfn: Composition {:?} uses the deprecated mode: Resources; rendering it as a {} pipeline, as `crossplane beta convert pipeline-composition` would",
-            name(&composition),
-            convert::PATCH_AND_TRANSFORM
-        );
-        convert::to_pipeline(&mut composition);
-    }
-    if !validate::is_pipeline(&composition) {
-        return Err(validate::not_a_pipeline(&composition).into());
-    }
-
-    let mut functions = load::read_stream(&args.functions)
-        .map_err(anyhow::Error::from)
-        .and_then(|fns| {
-            fns.iter()
-                .try_for_each(validate::is_function)
-                .map(|()| fns)
-                .map_err(|e| anyhow!(e))
-        })
-        .with_context(|| {
-            format!(
-                "cannot load functions from {:?}",
-                args.functions.display().to_string()
-            )
-        })?;
-    if converted
-        && !functions
-            .iter()
-            .any(|f| name(f) == convert::PATCH_AND_TRANSFORM)
-    {
-        functions.push(convert::implied_function());
-    }
-    apply_annotations(&mut functions, &args.function_annotations)?;
-
-    let mut composite = composite;
-    if let Some(xrd) = &args.xrd {
-        let xrd_object = load::read_one(xrd)
-            .with_context(|| format!("cannot load XRD from {:?}", xrd.display().to_string()))?;
-        xfn_host::render::xrd::apply_defaults(&mut composite, &xrd_object)
-            .with_context(|| format!("cannot default values for XR {:?}", name(&composite)))?;
-    }
-
-    let stream = |path: &Option<PathBuf>, what: &str| -> Result<Vec<Value>> {
-        match path {
-            Some(path) => load::read_stream(path).with_context(|| {
-                format!("cannot load {what} from {:?}", path.display().to_string())
-            }),
-            None => Ok(Vec::new()),
-        }
-    };
-    let credentials = stream(&args.function_credentials, "secrets")?;
-    let observed = stream(&args.observed_resources, "observed composed resources")?;
-    let mut required = stream(&args.extra_resources, "extra resources")?;
-    required.extend(stream(&args.required_resources, "required resources")?);
-    let required_schemas = match &args.required_schemas {
-        Some(dir) => load_schemas(dir)?,
-        None => Vec::new(),
-    };
-
-    let mut context = serde_json::Map::new();
-    for pair in &args.context_files {
-        let (key, file) = split_pair(pair, "--context-files")?;
-        let text = load::read_text(Path::new(file))
-            .with_context(|| format!("cannot read context value for key {key:?}"))?;
-        load::warn_duplicate_keys(file, &text);
-        context.insert(key.to_owned(), context_value(key, &text)?);
-    }
-    for pair in &args.context_values {
-        let (key, value) = split_pair(pair, "--context-values")?;
-        context.insert(key.to_owned(), context_value(key, value)?);
-    }
-
-    Ok(Inputs {
-        composite,
-        composition,
-        functions,
-        observed,
-        required_resources: required,
-        required_schemas,
-        credentials,
-        context,
-        timeout: args.timeout,
-    })
-}
-
-fn name(object: &Value) -> &str {
-    object
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-fn split_pair<'a>(pair: &'a str, flag: &str) -> Result<(&'a str, &'a str)> {
-    pair.split_once('=')
-        .ok_or_else(|| anyhow!("invalid {flag} value {pair:?}: want KEY=VALUE"))
-}
-
-fn context_value(key: &str, text: &str) -> Result<Value> {
-    load::parse_value(text)
-        .map_err(|e| anyhow!("cannot render composite resource: cannot unmarshal YAML/JSON for context key {key:?}: {e}"))
-}
-
-fn apply_annotations(functions: &mut [Value], annotations: &[String]) -> Result<()> {
-    for pair in annotations {
-        let Some((key, value)) = pair.split_once('=') else {
-            bail!("invalid function annotation {pair:?}: want KEY=VALUE");
-        };
-        for function in functions.iter_mut() {
-            let metadata = function.as_object_mut().map(|o| {
-                o.entry("metadata")
-                    .or_insert_with(|| Value::Object(Default::default()))
-            });
-            if let Some(Value::Object(metadata)) = metadata {
-                let annotations = metadata
-                    .entry("annotations")
-                    .or_insert_with(|| Value::Object(Default::default()));
-                if let Value::Object(annotations) = annotations {
-                    annotations.insert(key.to_owned(), Value::String(value.to_owned()));
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Every `*.json` file under `dir`, recursively, each an OpenAPI v3 document.
-fn load_schemas(dir: &Path) -> Result<Vec<Value>> {
-    let mut files = Vec::new();
-    collect_json(dir, &mut files).with_context(|| {
-        format!(
-            "cannot load required schemas from {:?}",
-            dir.display().to_string()
-        )
-    })?;
-    if files.is_empty() {
-        bail!(
-            "cannot load required schemas from {:?}: no JSON files found",
-            dir.display().to_string()
-        );
-    }
-    files.sort();
-    files
-        .iter()
-        .map(|f| {
-            let text = load::read_text(f)?;
-            serde_json::from_str(&text)
-                .with_context(|| format!("cannot parse OpenAPI document {}", f.display()))
-        })
-        .collect()
-}
-
-fn collect_json(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_json(&path, files)?;
-        } else if path.extension().is_some_and(|e| e == "json") {
-            files.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// Classic render's `--include-full-xr`: the input XR's spec and metadata
-/// replace the rendered XR's.
-fn include_full_xr(rendered: &mut Value, input: &Value) {
-    if let Some(out) = rendered.as_object_mut() {
-        for key in ["spec", "metadata"] {
-            out.insert(
-                key.to_owned(),
-                input.get(key).cloned().unwrap_or(Value::Null),
-            );
-        }
-    }
 }

@@ -1,14 +1,18 @@
 //! `xfn render`: a Docker-free `crossplane render` whose output matches
 //! classic `crossplane render` (CLI v1.15 to v2.2) byte for byte.
 //!
-//! [`render`] runs a Composition's pipeline for an XR and builds the
-//! documents to print; [`Outputs::to_yaml`] prints them.
+//! One place per concern: [`inputs`] loads and checks what the flags name,
+//! [`render`] runs the pipeline and shapes its output ([`output`], one
+//! module per output mode), and [`Outputs::to_yaml`] prints it.
 
+pub mod context_fn;
 pub mod convert;
 mod fetch;
+pub mod inputs;
 pub mod load;
 mod object;
-mod output;
+pub mod operation;
+pub mod output;
 pub mod pipeline_check;
 mod runtimes;
 mod steps;
@@ -21,7 +25,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use fetch::FileResolver;
-pub use output::{CONDITION_TIME, Outputs};
+pub use inputs::{InputError, InputFiles, Loaded};
+pub use output::{CONDITION_TIME, Outputs, PrintOptions};
 pub use runtimes::{DEVELOPMENT_TARGET, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY};
 
 use crate::WasmRuntime;
@@ -48,6 +53,9 @@ pub enum RenderError {
         "cannot render composite resource: timed out after {0:?} (if it needs longer, raise --timeout)"
     )]
     Timeout(Duration),
+    /// An Operation's pipeline failed, or its output could not be used.
+    #[error("cannot render operation: {0}")]
+    Operation(String),
 }
 
 impl From<PipelineError> for RenderError {
@@ -79,6 +87,29 @@ pub struct Inputs {
     pub timeout: Duration,
 }
 
+/// How to shape and print a render's output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// What to print besides the XR and composed resources.
+    pub print: PrintOptions,
+    /// `-x`: include the input XR's fields in the printed XR.
+    pub include_full_xr: bool,
+}
+
+/// Runs the pipeline and returns the YAML stream to print.
+pub async fn render_yaml(
+    inputs: &Inputs,
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+    options: Options,
+) -> Result<String, RenderError> {
+    let mut outputs = render(inputs, wasm, registry).await?;
+    if options.include_full_xr {
+        output::classic::include_full_xr(&mut outputs.composite, &inputs.composite);
+    }
+    Ok(outputs.to_yaml(options.print))
+}
+
 /// Runs the Composition's pipeline for the XR and builds what to print.
 pub async fn render(
     inputs: &Inputs,
@@ -96,7 +127,7 @@ pub async fn render(
 
 /// How long past `--timeout` the whole render may take before it is cut
 /// off without a function to blame.
-const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
+pub(crate) const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
 async fn run(
     inputs: &Inputs,
@@ -139,22 +170,5 @@ async fn run(
         call_timeout: Some(inputs.timeout),
     };
     let out = pipeline.run(observed_state, Some(context)).await?;
-    output::build(&inputs.composite, &observed, out)
-}
-
-impl Outputs {
-    /// The YAML stream render prints: the XR, the composed resources, then
-    /// results and the context if asked for.
-    pub fn to_yaml(&self, include_results: bool, include_context: bool) -> String {
-        let null = Value::Null;
-        let mut docs: Vec<&Value> = vec![&self.composite];
-        docs.extend(&self.composed);
-        if include_results {
-            docs.extend(&self.results);
-        }
-        if include_context {
-            docs.push(self.context.as_ref().unwrap_or(&null));
-        }
-        xfn_yaml::to_yaml_stream(docs)
-    }
+    output::classic::build(&inputs.composite, &observed, out)
 }

@@ -48,6 +48,19 @@ pub async fn start(
     wasm: &WasmRuntime,
     registry: &xfn_oci::RegistryOptions,
 ) -> Result<Functions, RenderError> {
+    start_for(functions, wasm, registry, None).await
+}
+
+/// Starts a runtime for every Function. With `capability`, a function
+/// whose package is known (pulled or built in) must declare it, as
+/// Crossplane requires `operation` of every function an Operation calls;
+/// a local module or a Development runtime isn't checked.
+pub async fn start_for(
+    functions: &[Value],
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+    capability: Option<&str>,
+) -> Result<Functions, RenderError> {
     let mut started = Functions::new();
     for function in functions {
         let fn_name = name(function).to_owned();
@@ -63,7 +76,7 @@ pub async fn start(
         };
         let runtime: Arc<dyn Function> = match annotation(RUNTIME) {
             "" | "Wasm" => Arc::new(
-                load_wasm(function, wasm, registry)
+                load_wasm(function, wasm, registry, capability)
                     .await
                     .map_err(runtime_error)?,
             ),
@@ -98,6 +111,7 @@ async fn load_wasm(
     function: &Value,
     wasm: &WasmRuntime,
     registry: &xfn_oci::RegistryOptions,
+    capability: Option<&str>,
 ) -> Result<crate::WasmFunction, String> {
     let fn_name = name(function);
     let annotation = |key: &str| {
@@ -114,6 +128,16 @@ async fn load_wasm(
     let package = str_at(function, &["spec", "package"]);
     let policy = crate::packages::policy(annotation(WASM_PULL_POLICY), annotation(PULL_POLICY))?;
     let component = crate::packages::component(package, policy, registry).await?;
+    if let Some(wanted) = capability
+        && !xfn_oci::xpkg::has_capability(&component.capabilities, wanted)
+    {
+        return Err(format!(
+            "its package {package:?} declares the capabilities [{}], not {wanted:?}, and Crossplane \
+             refuses to run it there (MissingCapabilities); add {wanted:?} to spec.capabilities \
+             in the function's crossplane.yaml and push it again",
+            component.capabilities.join(", ")
+        ));
+    }
     wasm.load(fn_name, &component.bytes)
         .map_err(|e| e.to_string())
 }

@@ -1,18 +1,20 @@
-//! Turns a pipeline's output into the documents classic `crossplane render`
-//! prints: the XR, the composed resources, results and the context.
+//! Turns a pipeline's output into the documents render prints: the XR,
+//! the composed resources, results and the context. What both output modes
+//! share lives here; [`classic`] shapes them as classic `crossplane render`
+//! does.
 
-use std::collections::BTreeMap;
+pub mod classic;
 
 use serde_json::{Map, Value, json};
 
 use super::RenderError;
-use super::object::{ensure_object, name, object_at, set_metadata_str, str_at, value_at};
-use crate::pipeline::PipelineOutput;
-use crate::protocol::{Condition, ConditionStatus, Ready};
+use super::object::{name, object_at, set_metadata_str, str_at, value_at};
+use crate::protocol::{Condition, ConditionStatus};
 
 /// Annotation naming a composed resource's entry in the desired state.
 pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
-const COMPOSITE_LABEL: &str = "crossplane.io/composite";
+/// Label naming the root XR of a composed resource.
+pub const COMPOSITE_LABEL: &str = "crossplane.io/composite";
 const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
 const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 
@@ -20,7 +22,8 @@ const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 pub const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";
 
 /// Condition types functions may not set.
-const SYSTEM_CONDITION_TYPES: [&str; 5] = ["Ready", "Synced", "Healthy", "UpToDate", "Responsive"];
+pub const SYSTEM_CONDITION_TYPES: [&str; 5] =
+    ["Ready", "Synced", "Healthy", "UpToDate", "Responsive"];
 
 /// What render prints, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,103 +38,34 @@ pub struct Outputs {
     pub context: Option<Value>,
 }
 
-/// Builds the outputs of a pipeline run for `xr`, given the observed
-/// composed resources by name.
-pub fn build(
-    xr: &Value,
-    observed: &BTreeMap<String, Value>,
-    out: PipelineOutput,
-) -> Result<Outputs, RenderError> {
-    let mut unready = Vec::new();
-    let mut composed = Vec::new();
-    // The desired state's resources are sorted by name, and so is the output.
-    let mut desired: Vec<_> = out.desired.resources.into_iter().collect();
-    desired.sort_by(|a, b| a.0.cmp(&b.0));
-    for (resource_name, resource) in desired {
-        if resource.ready != Ready::True {
-            unready.push(resource_name.clone());
-        }
-        let mut object = parse_object(resource.resource.as_deref()).map_err(|e| {
-            RenderError::Output(format!(
-                "cannot unmarshal desired composed resource {resource_name:?}: {e}"
-            ))
-        })?;
-        if let Some(existing) = observed.get(&resource_name) {
-            for key in ["namespace", "name", "generateName"] {
-                set_metadata_str(&mut object, key, str_at(existing, &["metadata", key]));
-            }
-        }
-        set_composed_metadata(&mut object, xr, &resource_name)?;
-        composed.push(object);
-    }
-
-    let composite_state = out.desired.composite;
-    let mut composite = parse_object(composite_state.as_ref().and_then(|c| c.resource.as_deref()))
-        .map_err(|e| {
-            RenderError::Output(format!("cannot render desired composite resource: {e}"))
-        })?;
-    let map = ensure_object(&mut composite);
-    map.insert("apiVersion".into(), json!(str_at(xr, &["apiVersion"])));
-    map.insert("kind".into(), json!(str_at(xr, &["kind"])));
-    set_metadata_str(&mut composite, "name", name(xr));
-    set_metadata_str(
-        &mut composite,
-        "namespace",
-        str_at(xr, &["metadata", "namespace"]),
-    );
-
-    let composite_ready = composite_state.map_or(Ready::Unspecified, |c| c.ready);
-    let ready = match composite_ready {
-        Ready::False => condition("Ready", "False", "Creating", ""),
-        Ready::Unspecified if !unready.is_empty() => condition(
-            "Ready",
-            "False",
-            "Creating",
-            &format!("Unready resources: {}", stable_n_and_some_more(3, unready)),
-        ),
-        _ => condition("Ready", "True", "Available", ""),
-    };
-    let mut conditions = vec![ready];
-    conditions.extend(
-        out.conditions
-            .iter()
-            .filter(|c| !SYSTEM_CONDITION_TYPES.contains(&c.type_.as_str()))
-            .map(function_condition),
-    );
-    set_conditions(&mut composite, &conditions);
-
-    let results = out
-        .results
-        .iter()
-        .map(|r| {
-            json!({
-                "apiVersion": "render.crossplane.io/v1beta1",
-                "kind": "Result",
-                "step": r.step,
-                "severity": r.result.severity.proto_name(),
-                "message": r.result.message,
-            })
-        })
-        .collect();
-    let context = match out.context {
-        Some(text) => {
-            let fields = parse_object(Some(&text))
-                .map_err(|e| RenderError::Output(format!("cannot render context: {e}")))?;
-            Some(
-                json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Context", "fields": fields}),
-            )
-        }
-        None => None,
-    };
-    Ok(Outputs {
-        composite,
-        composed,
-        results,
-        context,
-    })
+/// What to print besides the XR and the composed resources.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// `-r`: `Result` documents.
+    pub include_results: bool,
+    /// `-c`: the `Context` document.
+    pub include_context: bool,
 }
 
-fn parse_object(text: Option<&str>) -> Result<Value, String> {
+impl Outputs {
+    /// The YAML stream render prints: the XR, the composed resources, then
+    /// results and the context if asked for.
+    pub fn to_yaml(&self, options: PrintOptions) -> String {
+        let null = Value::Null;
+        let mut docs: Vec<&Value> = vec![&self.composite];
+        docs.extend(&self.composed);
+        if options.include_results {
+            docs.extend(&self.results);
+        }
+        if options.include_context {
+            docs.push(self.context.as_ref().unwrap_or(&null));
+        }
+        xfn_yaml::to_yaml_stream(docs)
+    }
+}
+
+/// A JSON object's text as an object; none is an empty object.
+pub fn parse_object(text: Option<&str>) -> Result<Value, String> {
     match text {
         None => Ok(Value::Object(Map::new())),
         Some(text) => serde_json::from_str::<Map<String, Value>>(text)
@@ -215,7 +149,8 @@ pub fn set_composed_metadata(
     Ok(())
 }
 
-fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
+/// A condition with render's fixed time; an empty message is omitted.
+pub fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
     let mut c = json!({"type": kind, "status": status, "reason": reason, "lastTransitionTime": CONDITION_TIME});
     if !message.is_empty() {
         c["message"] = json!(message);
@@ -223,7 +158,8 @@ fn condition(kind: &str, status: &str, reason: &str, message: &str) -> Value {
     c
 }
 
-fn function_condition(c: &Condition) -> Value {
+/// A function's condition as the XR condition Crossplane sets.
+pub fn function_condition(c: &Condition) -> Value {
     let status = match c.status {
         ConditionStatus::True => "True",
         ConditionStatus::False => "False",
@@ -241,7 +177,7 @@ fn function_condition(c: &Condition) -> Value {
 /// replaces the one of the same type unless they are equal (time aside),
 /// else it is appended. Existing conditions are rewritten in their typed
 /// form (unknown fields dropped, empty message omitted).
-fn set_conditions(xr: &mut Value, new: &[Value]) {
+pub fn set_conditions(xr: &mut Value, new: &[Value]) {
     let mut conditions: Vec<Value> = value_at(xr, &["status", "conditions"])
         .and_then(Value::as_array)
         .filter(|all| all.iter().all(Value::is_object))

@@ -1,0 +1,326 @@
+//! Loading what a render works from: the XR, the Composition and its
+//! Functions, and the optional files and values the flags name. The CLI
+//! only parses flags into [`InputFiles`]; everything render-specific (the
+//! checks, `mode: Resources` conversion, `-a` overrides, `--xrd` defaults,
+//! context values) happens here, with classic `crossplane render`'s error
+//! texts.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::object::name;
+use super::{Inputs, RenderError, convert, load, validate, xrd};
+
+/// The files and values the flags name.
+#[derive(Debug, Clone, Default)]
+pub struct InputFiles {
+    /// The composite resource (XR).
+    pub composite_resource: PathBuf,
+    /// The Composition.
+    pub composition: PathBuf,
+    /// A file or directory of Functions.
+    pub functions: PathBuf,
+    /// `--context-files`, each `KEY=PATH`.
+    pub context_files: Vec<String>,
+    /// `--context-values`, each `KEY=VALUE` (they win over files).
+    pub context_values: Vec<String>,
+    /// `-o`: observed composed resources.
+    pub observed_resources: Option<PathBuf>,
+    /// `--extra-resources`, each a file or directory.
+    pub extra_resources: Vec<PathBuf>,
+    /// `-e`, each a file or directory.
+    pub required_resources: Vec<PathBuf>,
+    /// `-s`: a directory of OpenAPI documents.
+    pub required_schemas: Option<PathBuf>,
+    /// `--function-credentials`: Secrets.
+    pub function_credentials: Option<PathBuf>,
+    /// `-a`: annotations set on every Function, each `KEY=VALUE`.
+    pub function_annotations: Vec<String>,
+    /// `--xrd`: the XR's definition.
+    pub xrd: Option<PathBuf>,
+    /// The whole render's deadline.
+    pub timeout: Duration,
+}
+
+/// Why the inputs could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// A file could not be loaded, or holds the wrong kind of object.
+    #[error("cannot load {what} from {path:?}")]
+    Load {
+        /// What the file holds.
+        what: &'static str,
+        /// The path, as given.
+        path: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The inputs don't fit together.
+    #[error(transparent)]
+    Invalid(#[from] RenderError),
+    /// The XRD's defaults could not be applied.
+    #[error("cannot default values for XR {xr:?}")]
+    Defaults {
+        /// The XR's name.
+        xr: String,
+        /// Why.
+        #[source]
+        source: xrd::XrdError,
+    },
+    /// A context file could not be read.
+    #[error("cannot read context value for key {key:?}")]
+    ContextFile {
+        /// The context key.
+        key: String,
+        /// Why.
+        #[source]
+        source: load::LoadError,
+    },
+    /// A flag value is malformed.
+    #[error("{0}")]
+    Flag(String),
+    /// A file of the required schemas could not be used.
+    #[error("cannot {what} {path}")]
+    Schema {
+        /// What failed: `read` or `parse OpenAPI document`.
+        what: &'static str,
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+/// Loaded inputs.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// What render works from.
+    pub inputs: Inputs,
+    /// The XRD, if `--xrd` named one.
+    pub xrd: Option<Value>,
+}
+
+pub(super) fn load_error(
+    what: &'static str,
+    path: &Path,
+    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> InputError {
+    InputError::Load {
+        what,
+        path: path.display().to_string(),
+        source: source.into(),
+    }
+}
+
+/// Loads and checks everything `files` names. `note` is told what the
+/// user should know as it happens, such as a converted Composition.
+pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, InputError> {
+    let composite = load::read_one(&files.composite_resource)
+        .map_err(|e| load_error("composite resource", &files.composite_resource, e))?;
+    let composition = load::read_one(&files.composition)
+        .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
+        .and_then(|c| validate::is_composition(&c).map(|()| c).map_err(Into::into))
+        .map_err(|e| load_error("Composition", &files.composition, e))?;
+    validate::composition_fits(&composite, &composition)?;
+    let mut composition = composition;
+    let converted = convert::is_resources_mode(&composition);
+    if converted {
+        note(format!(
+            "Composition {:?} uses the deprecated mode: Resources; rendering it as a {} pipeline, as `crossplane beta convert pipeline-composition` would",
+            name(&composition),
+            convert::PATCH_AND_TRANSFORM
+        ));
+        convert::to_pipeline(&mut composition);
+    }
+    if !validate::is_pipeline(&composition) {
+        return Err(validate::not_a_pipeline(&composition).into());
+    }
+
+    let mut functions = functions(&files.functions)?;
+    if converted
+        && !functions
+            .iter()
+            .any(|f| name(f) == convert::PATCH_AND_TRANSFORM)
+    {
+        functions.push(convert::implied_function());
+    }
+    apply_annotations(&mut functions, &files.function_annotations)?;
+
+    let mut composite = composite;
+    let xrd = match &files.xrd {
+        Some(path) => {
+            let xrd_object = load::read_one(path).map_err(|e| load_error("XRD", path, e))?;
+            xrd::apply_defaults(&mut composite, &xrd_object).map_err(|source| {
+                InputError::Defaults {
+                    xr: name(&composite).to_owned(),
+                    source,
+                }
+            })?;
+            Some(xrd_object)
+        }
+        None => None,
+    };
+
+    let credentials = stream(files.function_credentials.as_deref(), "secrets")?;
+    let observed = stream(
+        files.observed_resources.as_deref(),
+        "observed composed resources",
+    )?;
+    let mut required = Vec::new();
+    for path in &files.extra_resources {
+        required.extend(stream(Some(path), "extra resources")?);
+    }
+    for path in &files.required_resources {
+        required.extend(stream(Some(path), "required resources")?);
+    }
+    let required_schemas = match &files.required_schemas {
+        Some(dir) => load_schemas(dir)?,
+        None => Vec::new(),
+    };
+    let context = context(&files.context_files, &files.context_values)?;
+
+    Ok(Loaded {
+        inputs: Inputs {
+            composite,
+            composition,
+            functions,
+            observed,
+            required_resources: required,
+            required_schemas,
+            credentials,
+            context,
+            timeout: files.timeout,
+        },
+        xrd,
+    })
+}
+
+/// The Functions in a file or directory, each checked to be one.
+pub(super) fn functions(path: &Path) -> Result<Vec<Value>, InputError> {
+    load::read_stream(path)
+        .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
+        .and_then(|fns| {
+            fns.iter()
+                .try_for_each(validate::is_function)
+                .map(|()| fns)
+                .map_err(Into::into)
+        })
+        .map_err(|e| load_error("functions", path, e))
+}
+
+/// The objects in a file or directory, if a flag names one.
+pub(super) fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Value>, InputError> {
+    match path {
+        Some(path) => load::read_stream(path).map_err(|e| load_error(what, path, e)),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The initial context: `--context-files` first, then `--context-values`,
+/// which win for the same key.
+pub(super) fn context(
+    files: &[String],
+    values: &[String],
+) -> Result<serde_json::Map<String, Value>, InputError> {
+    let mut context = serde_json::Map::new();
+    for pair in files {
+        let (key, file) = split_pair(pair, "--context-files")?;
+        let text = load::read_text(Path::new(file)).map_err(|source| InputError::ContextFile {
+            key: key.to_owned(),
+            source,
+        })?;
+        load::warn_duplicate_keys(file, &text);
+        context.insert(key.to_owned(), context_value(key, &text)?);
+    }
+    for pair in values {
+        let (key, value) = split_pair(pair, "--context-values")?;
+        context.insert(key.to_owned(), context_value(key, value)?);
+    }
+    Ok(context)
+}
+
+fn split_pair<'a>(pair: &'a str, flag: &str) -> Result<(&'a str, &'a str), InputError> {
+    pair.split_once('=')
+        .ok_or_else(|| InputError::Flag(format!("invalid {flag} value {pair:?}: want KEY=VALUE")))
+}
+
+fn context_value(key: &str, text: &str) -> Result<Value, InputError> {
+    load::parse_value(text).map_err(|e| {
+        InputError::Flag(format!(
+            "cannot render composite resource: cannot unmarshal YAML/JSON for context key {key:?}: {e}"
+        ))
+    })
+}
+
+/// `-a`: sets each `KEY=VALUE` annotation on every Function.
+pub fn apply_annotations(
+    functions: &mut [Value],
+    annotations: &[String],
+) -> Result<(), InputError> {
+    for pair in annotations {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(InputError::Flag(format!(
+                "invalid function annotation {pair:?}: want KEY=VALUE"
+            )));
+        };
+        for function in functions.iter_mut() {
+            let metadata = function.as_object_mut().map(|o| {
+                o.entry("metadata")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            });
+            if let Some(Value::Object(metadata)) = metadata {
+                let annotations = metadata
+                    .entry("annotations")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(annotations) = annotations {
+                    annotations.insert(key.to_owned(), Value::String(value.to_owned()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every `*.json` file under `dir`, recursively, each an OpenAPI v3 document.
+pub(super) fn load_schemas(dir: &Path) -> Result<Vec<Value>, InputError> {
+    let mut files = Vec::new();
+    collect_json(dir, &mut files).map_err(|e| load_error("required schemas", dir, e))?;
+    if files.is_empty() {
+        return Err(InputError::Flag(format!(
+            "cannot load required schemas from {:?}: no JSON files found",
+            dir.display().to_string()
+        )));
+    }
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let text = load::read_text(f).map_err(|e| InputError::Schema {
+                what: "read",
+                path: f.display().to_string(),
+                source: e.into(),
+            })?;
+            serde_json::from_str(&text).map_err(|e| InputError::Schema {
+                what: "parse OpenAPI document",
+                path: f.display().to_string(),
+                source: e.into(),
+            })
+        })
+        .collect()
+}
+
+fn collect_json(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_json(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "json") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! Golden-file cases of the render commands: a directory holds the inputs,
+//! `args` (a JSON list; `${WASM}` is the directory of the test components)
+//! and either `expected.yaml` (stdout, byte for byte, made by the reference
+//! YAML emitter) or `expected-error.txt` (stderr, exit 1, nothing on stdout).
+
+use std::path::{Path, PathBuf};
+
+use crate::{Run, run_xfn, wasm_dir};
+
+/// Runs the case in `dir`.
+pub fn run_case(dir: &Path) -> Run {
+    let args_text = std::fs::read_to_string(dir.join("args")).expect("args");
+    let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
+    let wasm = wasm_dir();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("${WASM}", &wasm.display().to_string()))
+        .collect();
+    run_xfn(dir, &args)
+}
+
+/// Checks one case; a case with no expectation file is left to its own test.
+pub fn check_case(dir: &Path) -> Result<(), String> {
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let expected_yaml = dir.join("expected.yaml");
+    let expected_error = dir.join("expected-error.txt");
+    if !expected_yaml.exists() && !expected_error.exists() {
+        return Ok(());
+    }
+    let run = run_case(dir);
+    if let Ok(want) = std::fs::read_to_string(&expected_yaml) {
+        if run.code != 0 || run.stdout != want {
+            return Err(format!(
+                "case {name}: exit {}\n--- stderr\n{}--- want stdout\n{want}--- got stdout\n{}",
+                run.code, run.stderr, run.stdout
+            ));
+        }
+    } else {
+        let want = std::fs::read_to_string(&expected_error).unwrap_or_default();
+        if run.code != 1 || !run.stdout.is_empty() || run.stderr != want {
+            return Err(format!(
+                "case {name}: exit {} (want 1)\n--- stdout (want none)\n{}--- want stderr\n{want}--- got stderr\n{}",
+                run.code, run.stdout, run.stderr
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks every case under `cases` (at least `at_least` of them), a few at
+/// a time, and panics with every failure.
+pub fn check_all(cases: &Path, at_least: usize) {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases)
+        .expect("cases directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert!(
+        dirs.len() >= at_least,
+        "found only {} cases in {}",
+        dirs.len(),
+        cases.display()
+    );
+    // Cases are independent processes: run a few at a time.
+    let failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = dirs
+            .chunks(dirs.len().div_ceil(4))
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .filter_map(|d| check_case(d).err())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|_| vec!["a case panicked".into()]))
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        dirs.len(),
+        failures.join("\n")
+    );
+}
