@@ -443,6 +443,45 @@ async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
     server.stop().await.expect("stops cleanly");
 }
 
+/// A connection may have at most `MAX_STREAMS_PER_CONNECTION` streams open:
+/// the server says so in its first SETTINGS frame, so a client queues the
+/// rest instead of opening streams without end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_bounds_the_streams_of_a_connection() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = Serving::start(
+        ServerConfig::default(),
+        wasm_functions(HostConfig::default()),
+    )
+    .await;
+    let mut tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    // The client preface, then an empty SETTINGS frame.
+    tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .expect("preface");
+    let mut header = [0u8; 9];
+    tokio::time::timeout(Duration::from_secs(10), tcp.read_exact(&mut header))
+        .await
+        .expect("the server answers in time")
+        .expect("a frame header");
+    assert_eq!(header[3], 0x4, "the server's first frame is SETTINGS");
+    let len = usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+    let mut payload = vec![0u8; len];
+    tcp.read_exact(&mut payload).await.expect("SETTINGS payload");
+    // Each setting: a 16-bit id and a 32-bit value; 0x3 is MAX_CONCURRENT_STREAMS.
+    let max_streams = payload.chunks_exact(6).find_map(|s| {
+        (u16::from_be_bytes([s[0], s[1]]) == 0x3)
+            .then(|| u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
+    });
+    assert_eq!(
+        max_streams,
+        Some(xfn_host::grpc::server::MAX_STREAMS_PER_CONNECTION)
+    );
+    server.stop().await.expect("stops cleanly");
+}
+
 /// `serve --tls-certs-dir`: a client that finishes its TLS handshake (with
 /// a good certificate) but never starts HTTP/2 is cut off too, as with
 /// `--insecure`.

@@ -41,6 +41,12 @@ use crate::metrics;
 /// gRPC's usual receive limit: 4 MiB.
 pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
 
+/// Most streams one HTTP/2 connection may have open at once. tonic sets
+/// none of its own (hyper's default of 200 is overridden), so without it
+/// one client could open streams without end; a client that wants more
+/// waits for a stream to finish, as HTTP/2 has it.
+pub const MAX_STREAMS_PER_CONNECTION: u32 = 256;
+
 /// The largest health or reflection request accepted. prost decodes
 /// these without a depth limit (xfn-proto turns prost's off and checks
 /// function calls itself), so their size bounds how deeply they can nest.
@@ -317,7 +323,9 @@ impl ServerConfig {
     fn router(&self, shared: &Arc<Shared>, pinned: Option<Arc<str>>) -> Result<Router, ServeError> {
         // Flow-control windows follow the measured bandwidth-delay product,
         // as grpc-go's do, so a large request isn't sent 64 KiB per round trip.
-        let builder = tonic::transport::Server::builder().http2_adaptive_window(Some(true));
+        let builder = tonic::transport::Server::builder()
+            .http2_adaptive_window(Some(true))
+            .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION));
         let runner = Runner {
             shared: shared.clone(),
         };
