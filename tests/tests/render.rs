@@ -256,3 +256,32 @@ fn a_module_annotation_that_is_not_a_string_is_an_error() {
     });
     run.assert_failed_with("metadata.annotations[\"render.crossplane.io/runtime-wasm-module\"]: Invalid type: expected a string, got array");
 }
+
+/// What the scripted function saw as its resolved required resources.
+fn required_seen(case: &str) -> Value {
+    let run = run_case(case);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    last_document(&run.stdout)["fields"]["xfn.test/request"]["requiredResources"].clone()
+}
+
+#[test]
+fn engine_mode_matches_required_resources_by_exact_namespace() {
+    let seen = required_seen("engine-required-namespace-exact");
+    // By name without a namespace: only a cluster-scoped object would do.
+    assert_eq!(seen["no-namespace"], serde_json::json!({}));
+    assert_eq!(
+        seen["in-ns-a"]["items"][0]["resource"]["metadata"]["namespace"],
+        "ns-a"
+    );
+}
+
+#[test]
+fn classic_mode_ignores_the_namespace_of_required_resources() {
+    let seen = required_seen("classic-required-namespace-ignored");
+    for requirement in ["no-namespace", "in-ns-a"] {
+        assert_eq!(
+            seen[requirement]["items"][0]["resource"]["metadata"]["name"], "extra-resource",
+            "{requirement}: {seen}"
+        );
+    }
+}

@@ -64,6 +64,15 @@ pub struct RenderArgs {
     /// A YAML file specifying the CompositeResourceDefinition (XRD) that defines the XR's schema and properties.
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
+    /// Which crossplane render's output to match: classic (CLI v1.15 to v2.2) or engine (CLI v2.3 and later, core engine at 2d040d2).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "classic",
+        env = "XFN_RENDER_COMPAT",
+        value_name = "MODE"
+    )]
+    pub compat: CompatArg,
 
     /// Registries and the cache.
     #[command(flatten)]
@@ -72,6 +81,15 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
+}
+
+/// `--compat` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompatArg {
+    /// Classic `crossplane render` (CLI v1.15 to v2.2.4), byte for byte.
+    Classic,
+    /// `crossplane composition render` (CLI v2.3 and later) with the core engine at 2d040d2.
+    Engine,
 }
 
 impl RenderArgs {
@@ -102,20 +120,24 @@ impl RenderArgs {
                 include_context: self.include_context,
             },
             include_full_xr: self.include_full_xr,
+            compat: match self.compat {
+                CompatArg::Classic => render::Compat::Classic,
+                CompatArg::Engine => render::Compat::Engine,
+            },
         }
     }
 }
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    let loaded = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
+    let inputs = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
     let wasm = wasm_runtime(
         args.registry.cache_dir.clone(),
         args.memory_limit,
         args.timeout,
     )?;
     let registry = args.registry.options();
-    let yaml = render::render_yaml(&loaded.inputs, &wasm, &registry, args.options()).await?;
+    let yaml = render::render_yaml(&inputs, &wasm, &registry, args.options()).await?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(yaml.as_bytes())

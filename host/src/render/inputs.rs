@@ -95,15 +95,6 @@ pub enum InputError {
     },
 }
 
-/// Loaded inputs.
-#[derive(Debug, Clone, Default)]
-pub struct Loaded {
-    /// What render works from.
-    pub inputs: Inputs,
-    /// The XRD, if `--xrd` named one.
-    pub xrd: Option<Value>,
-}
-
 fn load_error(
     what: &'static str,
     path: &Path,
@@ -118,7 +109,7 @@ fn load_error(
 
 /// Loads and checks everything `files` names. `note` is told what the
 /// user should know as it happens, such as a converted Composition.
-pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, InputError> {
+pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, InputError> {
     let composite = load::read_one(&files.composite_resource)
         .map_err(|e| load_error("composite resource", &files.composite_resource, e))?;
     let composition = load::read_one(&files.composition)
@@ -191,19 +182,17 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, 
     };
     let context = context(&files.context_files, &files.context_values)?;
 
-    Ok(Loaded {
-        inputs: Inputs {
-            composite,
-            composition,
-            functions,
-            observed,
-            required_resources: required,
-            required_schemas,
-            credentials,
-            context,
-            timeout: files.timeout,
-        },
+    Ok(Inputs {
+        composite,
+        composition,
+        functions,
+        observed,
+        required_resources: required,
+        required_schemas,
+        credentials,
+        context,
         xrd,
+        timeout: files.timeout,
     })
 }
 
