@@ -586,6 +586,53 @@ case("engine-context-dropped", standard({"response": {"context": None}}), ENGINE
      [engine_xr([], {"conditions": engine_conditions()}), context_doc({})])
 
 
+# ---------------------------------------------------------------------------
+# The command surface of the current CLI (crossplane/cli v2.5).
+NO_RESOURCES = [out_xr({"conditions": [cond("Ready", "True", "Available")]})]
+case("cmd-composition-render", standard({}), [], NO_RESOURCES, command=("composition", "render"))
+case("cmd-composition-render-engine", standard({}), ENGINE, [engine_xr([], {"conditions": engine_conditions()})],
+     command=("composition", "render"))
+# -e and --extra-resources are repeatable; each path is read in turn.
+OTHER = dict(FOO, metadata={"name": "unrelated"})
+case("flag-required-resources-repeated", standard(C4_INPUT, {"other.yaml": [OTHER], "required.yaml": [FOO]}),
+     ["-e", "other.yaml", "--required-resources", "required.yaml", "-c"], C4_EXPECTED)
+case("flag-extra-resources-repeated", standard(C4_INPUT, {"other.yaml": [OTHER], "extra.yaml": [FOO]}),
+     ["--extra-resources", "other.yaml", "--extra-resources", "extra.yaml", "-c"], C4_EXPECTED)
+case("flag-required-resources-second-missing", standard(C4_INPUT, {"required.yaml": [FOO]}),
+     ["-e", "required.yaml", "-e", "missing.yaml"],
+     error='xfn: error: cannot load required resources from "missing.yaml": cannot read missing.yaml: No such file or directory (os error 2)')
+# Engine flags are accepted (each notes on stderr that xfn needs no engine).
+case("flag-engine-flags", standard({}), ["--crossplane-version", "v2.3.0", "--crossplane-image", "xpkg.crossplane.io/crossplane/crossplane:stable",
+                                         "--crossplane-binary", "/usr/bin/crossplane", "--crossplane-docker-network", "bridge"], NO_RESOURCES,
+     command=("composition", "render"))
+# Project flags: --max-concurrency is kept (functions start one at a time); --project-file is refused.
+case("flag-max-concurrency", standard({}), ["--max-concurrency", "2"], NO_RESOURCES)
+case("flag-project-file", standard({}, {"crossplane-project.yaml": "apiVersion: meta.dev.upbound.io/v1alpha1\nkind: Project\n"}),
+     ["-f", "crossplane-project.yaml"],
+     error='xfn: error: --project-file "crossplane-project.yaml": xfn does not read Crossplane projects (crossplane-project.yaml) or build their '
+           'embedded functions; pass the Functions file or directory as the third argument instead')
+# Global flags of the current CLI.
+case("flag-verbose-and-config", standard({}, {"config.json": "{}\n"}), ["-v", "--config", "config.json"], NO_RESOURCES)
+
+# Claims are refused with how to convert them (crossplane/crossplane#6649).
+CLAIM = {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource", "metadata": {"name": "my-claim", "namespace": "team-a"},
+         "spec": {"coolField": "I'm cool!"}}
+CLAIM_ERROR = ('xfn: error: NopResource team-a/my-claim is a claim, and render takes the composite resource (XR) itself, as Crossplane v2 does. '
+               'Convert the claim to its XR: set apiVersion: nop.example.org/v1alpha1 and kind: XNopResource (the Composition\'s compositeTypeRef), '
+               'remove metadata.namespace (a claim\'s XR is cluster-scoped), keep metadata.name and spec, '
+               'and add the labels crossplane.io/claim-name: my-claim and crossplane.io/claim-namespace: team-a, '
+               'which Crossplane sets on a claim\'s XR and copies to its composed resources')
+case("claim-refused", standard({}, xr_=CLAIM), [], error=CLAIM_ERROR)
+case("claim-refused-engine", standard({}, xr_=CLAIM), ENGINE, error=CLAIM_ERROR, command=("composition", "render"))
+CLAIM_XRD = {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeResourceDefinition", "metadata": {"name": "xnopresources.nop.example.org"},
+             "spec": {"group": "nop.example.org", "names": {"kind": "XNopResource", "plural": "xnopresources"},
+                      "claimNames": {"kind": "NopResource", "plural": "nopresources"},
+                      "versions": [{"name": "v1alpha1", "served": True, "referenceable": True,
+                                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CLAIM, apiVersion="nop.example.org/v1alpha1")),
+     ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
+
+
 def write_yaml_docs(path, docs):
     # Inputs are written as JSON documents separated by ---: JSON is YAML.
     with open(path, "w") as f:

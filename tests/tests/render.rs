@@ -285,3 +285,45 @@ fn classic_mode_ignores_the_namespace_of_required_resources() {
         );
     }
 }
+
+#[test]
+fn engine_flags_are_accepted_with_a_note_each() {
+    let run = run_case("flag-engine-flags");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for flag in [
+        "--crossplane-version",
+        "--crossplane-image",
+        "--crossplane-binary",
+        "--crossplane-docker-network",
+    ] {
+        let note = format!(
+            "xfn: {flag} is ignored: xfn renders in-process and needs no Crossplane engine image\n"
+        );
+        assert_eq!(
+            run.stderr.matches(&note).count(),
+            1,
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn max_concurrency_must_be_at_least_one() {
+    let dir = cases_dir().join("flag-max-concurrency");
+    let run = run_xfn(
+        &dir,
+        &[
+            "render",
+            "xr.yaml",
+            "composition.yaml",
+            "functions.yaml",
+            "--max-concurrency",
+            "0",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    assert!(run.stderr.contains("--max-concurrency"), "{}", run.stderr);
+}

@@ -116,6 +116,17 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
         .and_then(|c| validate::is_composition(&c).map(|()| c).map_err(Into::into))
         .map_err(|e| load_error("Composition", &files.composition, e))?;
+    if let Some(path) = files
+        .xrd
+        .as_deref()
+        .filter(|_| value_kind(&composite) != composition.pointer("/spec/compositeTypeRef/kind"))
+    {
+        // Only to recognise a claim: a bad XRD is reported below.
+        let xrd = load::read_one(path).ok();
+        validate::refuse_claim(&composite, &composition, xrd.as_ref())?;
+    } else {
+        validate::refuse_claim(&composite, &composition, None)?;
+    }
     validate::composition_fits(&composite, &composition)?;
     let mut composition = composition;
     let converted = convert::is_resources_mode(&composition);
@@ -194,6 +205,10 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         xrd,
         timeout: files.timeout,
     })
+}
+
+fn value_kind(object: &Value) -> Option<&Value> {
+    object.get("kind")
 }
 
 fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Value>, InputError> {
