@@ -633,6 +633,19 @@ case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CL
      ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
 
 
+# Requirements already met by a step's bootstrap requirements: the engine
+# (core after v2.2) stops after the first call; classic v2.2.4 calls again.
+BOOT_SEL = {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource"}
+BOOT_STEP = step({"count": True, "response": {"requirements": {"resources": {"foo": BOOT_SEL}}}},
+                 requirements={"requiredResources": [{"requirementName": "foo", "apiVersion": "test.crossplane.io/v1", "kind": "Foo",
+                                                      "name": "extra-resource"}]})
+BOOT_FILES = {"xr.yaml": [xr()], "composition.yaml": [composition([BOOT_STEP])], "functions.yaml": [function()], "required.yaml": [FOO]}
+case("engine-requirements-already-met", BOOT_FILES, ENGINE + ["-e", "required.yaml", "-c"],
+     [engine_xr([], {"conditions": engine_conditions()}), context_doc({"xfn.test/calls": 1})])
+case("classic-requirements-already-met", BOOT_FILES, ["-e", "required.yaml", "-c"],
+     [out_xr({"conditions": [cond("Ready", "True", "Available")]}), context_doc({"xfn.test/calls": 2})])
+
+
 def write_yaml_docs(path, docs):
     # Inputs are written as JSON documents separated by ---: JSON is YAML.
     with open(path, "w") as f:
