@@ -11,6 +11,12 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "xfn", version, about)]
 struct Cli {
+    /// Log more (debug level), unless XFN_LOG says otherwise.
+    #[arg(short = 'v', long, global = true)]
+    verbose: bool,
+    /// A Crossplane CLI configuration file. Accepted for compatibility: xfn reads nothing from it.
+    #[arg(long = "config", global = true, value_name = "PATH")]
+    _config: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -22,6 +28,8 @@ enum Command {
     /// Work with Operations: `xfn operation render`.
     #[command(subcommand)]
     Operation(cli::operation::OperationCommand),
+    /// Composition commands of the current Crossplane CLI (`xfn composition render`).
+    Composition(cli::render::CompositionArgs),
     /// Check a Composition's pipeline.
     Validate(cli::validate::ValidateArgs),
     /// Serve wasm functions to Crossplane as gRPC FunctionRunnerServices.
@@ -37,19 +45,23 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let default_level = if cli.verbose { "debug" } else { "warn" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("XFN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .init();
-    let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Operation(command) => {
             runtime(None).and_then(|rt| rt.block_on(cli::operation::run(command)))
+        }
+        Command::Composition(args) => {
+            runtime(None).and_then(|rt| rt.block_on(cli::render::run_composition(args)))
         }
         Command::Validate(args) => cli::validate::run(args),
         Command::Serve(args) => runtime(None).and_then(|rt| rt.block_on(cli::serve::run(args))),

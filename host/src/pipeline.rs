@@ -172,30 +172,36 @@ pub struct Pipeline<'a> {
     pub call_timeout: Option<Duration>,
 }
 
+/// Where Crossplane versions differ in how they run a pipeline.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Computes each step's `meta.tag` from its request (as it is before
+    /// `meta` is set). Without it the tag is empty, as classic render sends it.
+    pub tag: Option<fn(&RunFunctionRequest) -> String>,
+    /// Stop after the first call when its requirements resolve to exactly
+    /// what the step was already sent (Crossplane after v2.2).
+    pub stop_when_satisfied: bool,
+}
+
 impl Pipeline<'_> {
     /// Runs every step against `observed`, starting from an empty desired
-    /// state and the given context: a Composition's pipeline.
+    /// state and the given context.
     pub async fn run(
         &self,
         observed: State,
         context: Option<String>,
     ) -> Result<PipelineOutput, PipelineError> {
-        self.run_steps(Some(observed), context).await
+        self.run_with(Some(observed), context, RunOptions::default())
+            .await
     }
 
-    /// Runs every step with no observed state, as Crossplane runs an
-    /// Operation's pipeline.
-    pub async fn run_without_observed(
-        &self,
-        context: Option<String>,
-    ) -> Result<PipelineOutput, PipelineError> {
-        self.run_steps(None, context).await
-    }
-
-    async fn run_steps(
+    /// [`Pipeline::run`], the way `options` say. Without `observed`, as
+    /// Crossplane runs an Operation's pipeline, steps are sent none.
+    pub async fn run_with(
         &self,
         observed: Option<State>,
         context: Option<String>,
+        options: RunOptions,
     ) -> Result<PipelineOutput, PipelineError> {
         let mut out = PipelineOutput {
             context,
@@ -216,11 +222,8 @@ impl Pipeline<'_> {
                     }
                 })?;
             }
-            let request = RunFunctionRequest {
-                meta: Some(RequestMeta {
-                    tag: String::new(),
-                    capabilities: ALL_CAPABILITIES.to_vec(),
-                }),
+            let mut request = RunFunctionRequest {
+                meta: None,
                 observed: observed.clone(),
                 desired: Some(std::mem::take(&mut out.desired)),
                 input: step.input.clone(),
@@ -230,8 +233,12 @@ impl Pipeline<'_> {
                 required_resources: self.resolve_resources(step, &step.required_resources)?,
                 required_schemas: self.resolve_schemas(step, &step.required_schemas)?,
             };
+            request.meta = Some(RequestMeta {
+                tag: options.tag.map(|tag| tag(&request)).unwrap_or_default(),
+                capabilities: ALL_CAPABILITIES.to_vec(),
+            });
             let response = self
-                .call_until_stable(step, function.as_ref(), request)
+                .call_until_stable(step, function.as_ref(), request, options)
                 .await?;
 
             if let Some(requirements) = &response.requirements {
@@ -278,12 +285,13 @@ impl Pipeline<'_> {
         step: &Step,
         function: &dyn Function,
         mut request: RunFunctionRequest,
+        options: RunOptions,
     ) -> Result<RunFunctionResponse, PipelineError> {
         // What the bootstrap requirements resolved to stays in every call.
         let bootstrap_resources = request.required_resources.clone();
         let bootstrap_schemas = request.required_schemas.clone();
         let mut previous: Option<Requirements> = None;
-        for _ in 0..MAX_CALLS_PER_STEP {
+        for call in 0..MAX_CALLS_PER_STEP {
             let response = function
                 .call(&request, self.call_timeout)
                 .await
@@ -301,12 +309,23 @@ impl Pipeline<'_> {
             if let Some(requirements) = &current {
                 let mut resources = bootstrap_resources.clone();
                 resources.extend(self.resolve_resources(step, &requirements.resources)?);
-                request.required_resources = dedup_last(resources);
-                request.extra_resources =
-                    self.resolve_resources(step, &requirements.extra_resources)?;
+                let resources = dedup_last(resources);
+                let extra =
+                    dedup_last(self.resolve_resources(step, &requirements.extra_resources)?);
                 let mut schemas = bootstrap_schemas.clone();
                 schemas.extend(self.resolve_schemas(step, &requirements.schemas)?);
-                request.required_schemas = dedup_last(schemas);
+                let schemas = dedup_last(schemas);
+                if options.stop_when_satisfied
+                    && call == 0
+                    && resources == dedup_last(request.required_resources.clone())
+                    && extra == dedup_last(request.extra_resources.clone())
+                    && schemas == dedup_last(request.required_schemas.clone())
+                {
+                    return Ok(response);
+                }
+                request.required_resources = resources;
+                request.extra_resources = extra;
+                request.required_schemas = schemas;
             }
             request.context = response.context;
             previous = current;

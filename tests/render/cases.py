@@ -11,9 +11,12 @@ expected.yaml with the reference YAML emitter (go-yaml v2, as crossplane
 render prints). The tests compare xfn's stdout with expected.yaml byte for
 byte and never need Go.
 """
+import hashlib
 import json
 import os
 import shutil
+import struct
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
@@ -120,8 +123,8 @@ PROVISIONED = {"type": "ProvisioningSuccess", "status": "STATUS_CONDITION_TRUE",
 cases = {}
 
 
-def case(name, files, args=None, expected=None, error=None):
-    cases[name] = (files, args or [], expected, error)
+def case(name, files, args=None, expected=None, error=None, command=("render",)):
+    cases[name] = (files, args or [], expected, error, list(command))
 
 
 def standard(input_, extra_files=None, xr_=None, functions=None, **kw):
@@ -302,6 +305,347 @@ case("err-bad-input", {"xr.yaml": [xr()], "composition.yaml": [composition([step
 case("err-guest-trap", standard({"fault": "panic"}), error=None)
 
 
+# ---------------------------------------------------------------------------
+# Engine mode (--compat engine): `crossplane composition render` (CLI >= v2.3)
+# with the core engine at 2d040d2. Expected content follows the engine's code
+# as crossplane-protocol.md §2.4, §3.5, §3.6 and §3.8 (E1-E5) quote it.
+ENGINE = ["--compat", "engine"]
+
+
+def fake_uid(api, kind, name, namespace=""):
+    # internal/render/composite: UUIDv5(nil, "<group/version, Kind=Kind>\\0<ns>\\0<name>").
+    return str(uuid.uuid5(uuid.UUID(int=0), f"{api}, Kind={kind}\x00{namespace}\x00{name}"))
+
+
+def child_name(generate_name, owner_uid, resource_name):
+    # internal/names ChildName: generateName + sha256(uid + name)[:12], at most 63 characters.
+    digest = hashlib.sha256((owner_uid + resource_name).encode()).hexdigest()[:12]
+    return generate_name.rstrip("-")[:63 - 13] + "-" + digest
+
+
+def engine_composed(api, kind, res_name, spec, uid, xr_name="test-render", namespace=None, xr_api="nop.example.org/v1alpha1", xr_kind="XNopResource"):
+    doc = composed(api, kind, res_name, spec, xr_name=xr_name, namespace=namespace, xr_api=xr_api, xr_kind=xr_kind)
+    doc["metadata"]["ownerReferences"][0]["uid"] = uid
+    doc["metadata"]["name"] = child_name(doc["metadata"]["generateName"], uid, res_name)
+    return doc
+
+
+def engine_xr(refs, status, name="test-render", namespace=None, api="nop.example.org/v1alpha1", kind="XNopResource", legacy=False):
+    meta = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    spec = {"resourceRefs": refs} if legacy else {"crossplane": {"resourceRefs": refs}}
+    return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": spec, "status": status}
+
+
+def engine_conditions(custom=(), ready=None):
+    return ([cond("Responsive", "True", "WatchCircuitClosed")] + list(custom)
+            + [cond("Synced", "True", "ReconcileSuccess"), ready or cond("Ready", "True", "Available")])
+
+
+def event(severity, reason, message):
+    return {"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result", "message": message, "reason": reason, "severity": severity}
+
+
+def selected(composition_name="test-composition"):
+    return event("Normal", "SelectComposition", f"Successfully selected composition: {composition_name}")
+
+
+def not_ready(res_name):
+    return event("Normal", "ComposeResources", f'Composed resource "{res_name}" is not yet ready')
+
+
+def ref(doc, namespace=False):
+    r = {"apiVersion": doc["apiVersion"], "kind": doc["kind"], "name": doc["metadata"]["name"]}
+    if namespace and doc["metadata"].get("namespace"):
+        r["namespace"] = doc["metadata"]["namespace"]
+    return r
+
+
+C1_UID = fake_uid("nop.example.org/v1alpha1", "XNopResource", "test-render")
+# E5: the computed engine version of C1 (crossplane-protocol.md §3.8).
+assert C1_UID == "60aa46dc-5505-53e4-a362-4d602bb8f73e"
+assert child_name("test-render-", C1_UID, "a-cool-resource") == "test-render-938725372794"
+assert child_name("test-render-", C1_UID, "b-cool-resource") == "test-render-c59170cd0135"
+E5_A = engine_composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, C1_UID)
+E5_B = engine_composed("atest.crossplane.io/v1", "AComposed", "b-cool-resource", {"widgets": 9003}, C1_UID)
+case("engine-e5-c1", standard({"response": {
+    "desired": {"composite": {"resource": {"status": {"widgets": 9001}}}, "resources": two_resources()},
+    "conditions": [PROVISIONED]}}), ENGINE + ["-r"],
+    [engine_xr([ref(E5_B), ref(E5_A)], {"widgets": 9001, "conditions": engine_conditions(
+        [cond("ProvisioningSuccess", "True", "Provisioned", "Provisioned successfully")],
+        cond("Ready", "False", "Creating", UNREADY_AB))}),
+     E5_A, E5_B, selected(), not_ready("a-cool-resource"), not_ready("b-cool-resource")])
+# Ready: an explicit READY_TRUE on the XR wins over unready resources; all ready -> Available, no events.
+case("engine-ready-true-wins", standard({"response": {
+    "desired": {"composite": {"resource": {}, "ready": "READY_TRUE"}, "resources": two_resources()}}}), ENGINE,
+    [engine_xr([ref(E5_B), ref(E5_A)], {"conditions": engine_conditions()}), E5_A, E5_B])
+case("engine-ready-false", standard({"response": {
+    "desired": {"composite": {"resource": {}, "ready": "READY_FALSE"}, "resources": two_resources("READY_TRUE")}}}), ENGINE + ["-r"],
+    [engine_xr([ref(E5_B), ref(E5_A)], {"conditions": engine_conditions(ready=cond("Ready", "False", "Creating"))}), E5_A, E5_B, selected()])
+case("engine-many-unready", standard({"response": {"desired": {"resources": {
+    n: {"resource": {"apiVersion": "v1", "kind": "ConfigMap"}} for n in ["e", "d", "c", "b", "a"]}}}}), ENGINE,
+    [engine_xr(sorted([ref(engine_composed("v1", "ConfigMap", n, None, C1_UID)) for n in "abcde"], key=lambda r: r["name"]),
+               {"conditions": engine_conditions(ready=cond("Ready", "False", "Creating", "Unready resources: a, b, c, and 2 more"))})]
+    + [engine_composed("v1", "ConfigMap", n, None, C1_UID) for n in "abcde"])
+
+# E1: an empty pipeline.
+BUCKET = {"apiVersion": "example.org/v1alpha1", "kind": "XBucket", "metadata": {"name": "my-bucket"}, "spec": {}}
+BUCKET_COMPOSITION = {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition", "metadata": {"name": "bucket-composition"},
+                      "spec": {"compositeTypeRef": {"apiVersion": "example.org/v1alpha1", "kind": "XBucket"}, "mode": "Pipeline", "pipeline": []}}
+
+
+def bucket_xrd(api="apiextensions.crossplane.io/v1", scope=None):
+    spec = {"group": "example.org", "names": {"kind": "XBucket", "plural": "xbuckets"},
+            "versions": [{"name": "v1alpha1", "served": True, "referenceable": True,
+                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}}}]}
+    if scope:
+        spec["scope"] = scope
+    return {"apiVersion": api, "kind": "CompositeResourceDefinition", "metadata": {"name": "xbuckets.example.org"}, "spec": spec}
+
+
+def bucket_files(xr_=None, xrd=None, extra=None):
+    files = {"xr.yaml": [xr_ or BUCKET], "composition.yaml": [BUCKET_COMPOSITION], "functions.yaml": [function()]}
+    if xrd:
+        files["xrd.yaml"] = [xrd]
+    files.update(extra or {})
+    return files
+
+
+E1_STATUS = {"conditions": engine_conditions()}
+case("engine-e1-empty-pipeline", bucket_files(), ENGINE + ["-r"],
+     [engine_xr([], E1_STATUS, name="my-bucket", api="example.org/v1alpha1", kind="XBucket"), selected("bucket-composition")])
+# E2: the XRD's scope picks Legacy (spec.resourceRefs) or Modern paths.
+case("engine-e2-legacy-v1-xrd", bucket_files(xrd=bucket_xrd()), ENGINE + ["--xrd", "xrd.yaml"],
+     [engine_xr([], E1_STATUS, name="my-bucket", api="example.org/v1alpha1", kind="XBucket", legacy=True)])
+case("engine-e2-legacy-scope", bucket_files(xrd=bucket_xrd("apiextensions.crossplane.io/v2", "LegacyCluster")), ENGINE + ["--xrd", "xrd.yaml"],
+     [engine_xr([], E1_STATUS, name="my-bucket", api="example.org/v1alpha1", kind="XBucket", legacy=True)])
+case("engine-e2-modern-v2-xrd", bucket_files(xrd=bucket_xrd("apiextensions.crossplane.io/v2")), ENGINE + ["--xrd", "xrd.yaml"],
+     [engine_xr([], E1_STATUS, name="my-bucket", api="example.org/v1alpha1", kind="XBucket")])
+case("engine-e2-xrd-of-another-kind", bucket_files(xrd=dict(bucket_xrd(), spec=dict(bucket_xrd()["spec"], names={"kind": "XOther", "plural": "xothers"}))),
+     ENGINE + ["--xrd", "xrd.yaml"],
+     error='xfn: error: XRD "xbuckets.example.org" defines XOther.example.org, not the XR\'s kind XBucket.example.org')
+# E2/C5: a namespaced XR keeps its namespace; its refs carry none; composed resources are forced into it.
+NS_UID = fake_uid("nop.example.org/v1alpha1", "XNopResource", "test-render", "test-namespace")
+NS_A = engine_composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, NS_UID, namespace="test-namespace")
+case("engine-e2-namespaced", standard({"response": {"desired": {"resources": {"a-cool-resource": {
+    "resource": dict(A_COOL, metadata={"namespace": "elsewhere"}), "ready": "READY_TRUE"}}}}}, xr_=xr(namespace="test-namespace")), ENGINE,
+     [engine_xr([ref(NS_A)], {"conditions": engine_conditions()}, namespace="test-namespace"), NS_A])
+# Refs of a cluster-scoped XR carry the composed resource's namespace (core e1c698028).
+CM = engine_composed("v1", "ConfigMap", "cm", None, C1_UID)
+CM["metadata"]["namespace"] = "default"
+case("engine-cluster-xr-namespaced-ref", standard({"response": {"desired": {"resources": {"cm": {
+    "resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": "default"}}, "ready": "READY_TRUE"}}}}}), ENGINE,
+     [engine_xr([ref(CM, namespace=True)], {"conditions": engine_conditions()}), CM])
+
+# E3: observed resources the pipeline doesn't desire are garbage-collected and not printed.
+OBS = {"apiVersion": "example.org/v1alpha1", "kind": "XComposed", "metadata": {
+    "name": "obs-1", "annotations": {"crossplane.io/composition-resource-name": "obs-1"},
+    "ownerReferences": [{"apiVersion": "example.org/v1alpha1", "kind": "XBucket", "name": "my-bucket", "uid": "xr-uid", "controller": True}]}}
+BUCKET_UID = dict(BUCKET, metadata={"name": "my-bucket", "uid": "xr-uid"})
+case("engine-e3-gc-not-printed", bucket_files(BUCKET_UID, bucket_xrd(), {"observed.yaml": [OBS]}),
+     ENGINE + ["--xrd", "xrd.yaml", "-o", "observed.yaml"],
+     [engine_xr([], E1_STATUS, name="my-bucket", api="example.org/v1alpha1", kind="XBucket", legacy=True)])
+FOREIGN = json.loads(json.dumps(OBS))
+FOREIGN["metadata"]["ownerReferences"][0]["uid"] = "other-uid"
+case("engine-e3-foreign-controller", bucket_files(BUCKET_UID, extra={"observed.yaml": [FOREIGN]}), ENGINE + ["-o", "observed.yaml"],
+     error='xfn: error: observed resource "obs-1" is controlled by XBucket my-bucket (UID other-uid), not by the XR (UID xr-uid)')
+OTHER_NS = json.loads(json.dumps(OBS))
+OTHER_NS["metadata"]["namespace"] = "other"
+case("engine-e3-other-namespace", bucket_files(dict(BUCKET_UID, metadata={"name": "my-bucket", "namespace": "mine", "uid": "xr-uid"}),
+                                               extra={"observed.yaml": [OTHER_NS]}), ENGINE + ["-o", "observed.yaml"],
+     error='xfn: error: observed resource "obs-1" is in namespace "other", not in the XR\'s namespace "mine"')
+# An observed resource the pipeline still desires keeps its name; the XR's UID is the input's.
+KEPT = engine_composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, "xr-uid")
+KEPT["metadata"]["name"] = "test-render-abc12"
+case("engine-observed-kept", standard({"response": {"desired": {"resources": {"a-cool-resource": {"resource": A_COOL, "ready": "READY_TRUE"}}}}},
+                                      {"observed.yaml": [OBSERVED_A]}, xr_=dict(xr(), metadata={"name": "test-render", "uid": "xr-uid"})),
+     ENGINE + ["-o", "observed.yaml"],
+     [engine_xr([ref(KEPT)], {"conditions": engine_conditions()}), KEPT])
+
+# E4: a fatal result: nothing on stdout, exit 1, the step's message in the error.
+case("engine-e4-fatal", standard({"response": {
+    "requirements": {"resources": {"namedClusterRole": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "matchName": "some-cluster-role"}}},
+    "results": [{"severity": "SEVERITY_FATAL", "message": 'Required extra resource "namedClusterRole" not found'}]}}), ENGINE + ["-r"],
+     error='xfn: error: cannot render composite resource: pipeline step "test" returned a fatal result: Required extra resource "namedClusterRole" not found')
+
+# Results become events: reason from the result (else ComposeResources), "Pipeline step" messages, UNSPECIFIED as a Warning.
+case("engine-results", {"xr.yaml": [xr()], "composition.yaml": [composition([
+    step({"response": {"results": [{"severity": "SEVERITY_NORMAL", "message": "one", "reason": "CustomReason"},
+                                   {"severity": "SEVERITY_WARNING", "message": "warning: 'quoted' and long enough to fold past the eightieth column"}]}}, name="one"),
+    step({"response": {"results": [{"severity": "SEVERITY_UNSPECIFIED", "message": "unspecified"}]}}, name="two")])],
+    "functions.yaml": [function()]}, ENGINE + ["-r"],
+    [engine_xr([], {"conditions": engine_conditions()}), selected(),
+     event("Normal", "CustomReason", 'Pipeline step "one": one'),
+     event("Warning", "ComposeResources", "Pipeline step \"one\": warning: 'quoted' and long enough to fold past the eightieth column"),
+     event("Warning", "ComposeResources", 'Pipeline step "two" returned a result of unknown severity (assuming warning): unspecified')])
+
+# -x: the input XR with the output merged over it (mergo.WithOverride).
+case("engine-full-xr", standard({"response": {"desired": {"composite": {"resource": {"status": {"x": 1}}}}}},
+                                xr_=xr(labels={"team": "a"}, spec={"coolField": "yes", "n": 1, "crossplane": {"compositionUpdatePolicy": "Manual"}})),
+     ENGINE + ["-x"],
+     [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource",
+       "metadata": {"labels": {"team": "a"}, "name": "test-render"},
+       "spec": {"coolField": "yes", "n": 1, "crossplane": {"compositionUpdatePolicy": "Manual", "resourceRefs": []}},
+       "status": {"conditions": engine_conditions(), "x": 1}}])
+
+# Required resources match by exact namespace: a by-name selector without a
+# namespace finds only a cluster-scoped object (classic ignores the namespace).
+FOO_NS = dict(FOO, metadata={"name": "extra-resource", "namespace": "ns-a"})
+NS_REQ = {"resources": {"no-namespace": {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource"},
+                        "in-ns-a": {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource", "namespace": "ns-a"}}}
+NS_INPUT = {"response": {"requirements": NS_REQ},
+            "afterRequirements": {"requirements": NS_REQ, "desired": {"composite": {"resource": {"status": {"seen": True}}}}}, "echo": True}
+
+
+case("engine-required-namespace-exact", standard(NS_INPUT, {"required.yaml": [FOO_NS]}), ENGINE + ["-e", "required.yaml", "-c"], None)
+case("classic-required-namespace-ignored", standard(NS_INPUT, {"required.yaml": [FOO_NS]}), ["-e", "required.yaml", "-c"], None)
+
+
+# The observed XR functions see, and meta.tag: the scripted function echoes its request.
+def pb_varint(n):
+    out = b""
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def pb_bytes(field, body):
+    return pb_varint(field << 3 | 2) + pb_varint(len(body)) + body
+
+
+def pb_value(v):
+    # google.protobuf.Value: null=1, number=2 (double), string=3, bool=4, struct=5, list=6.
+    if v is None:
+        return pb_varint(1 << 3) + pb_varint(0)
+    if isinstance(v, bool):
+        return pb_varint(4 << 3) + pb_varint(int(v))
+    if isinstance(v, (int, float)):
+        return pb_varint(2 << 3 | 1) + struct.pack("<d", float(v))
+    if isinstance(v, str):
+        return pb_bytes(3, v.encode())
+    if isinstance(v, dict):
+        return pb_bytes(5, pb_struct(v))
+    return pb_bytes(6, b"".join(pb_bytes(1, pb_value(x)) for x in v))
+
+
+def pb_struct(d):
+    # Go's Deterministic marshalling: map entries sorted by key, key and value always written.
+    return b"".join(pb_bytes(1, pb_bytes(1, k.encode()) + pb_bytes(2, pb_value(d[k]))) for k in sorted(d))
+
+
+def pb_state(composite, resources):
+    out = pb_bytes(1, pb_bytes(1, pb_struct(composite))) if composite is not None else b""
+    for k in sorted(resources):
+        out += pb_bytes(2, pb_bytes(1, k.encode()) + pb_bytes(2, pb_bytes(1, pb_struct(resources[k]))))
+    return out
+
+
+def engine_tag(observed_xr, observed, input_, context):
+    # Tag(): hex sha256 of the request before meta is set: observed=2, desired=3 (empty), input=4, context=5.
+    body = pb_bytes(2, pb_state(observed_xr, observed)) + pb_bytes(3, b"") + pb_bytes(4, pb_struct(input_)) + pb_bytes(5, pb_struct(context))
+    return hashlib.sha256(body).hexdigest()
+
+
+ECHO_OBSERVED = {"apiVersion": "btest.crossplane.io/v1", "kind": "BComposed", "metadata": {
+    "name": "test-render-abc12", "annotations": {"crossplane.io/composition-resource-name": "a-cool-resource"},
+    "ownerReferences": [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "name": "test-render", "uid": C1_UID, "controller": True}]},
+    "spec": {"widgets": 1}}
+ECHO_XR_IN = xr(labels={"team": "a"})
+# What the engine's reconciler holds when it calls the functions (§3.5, §3.6):
+# label crossplane.io/composite, the fake uid, resourceVersion "999",
+# compositionRef, the observed resources as resourceRefs, and Responsive.
+ECHO_XR_SEEN = {"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource",
+                "metadata": {"name": "test-render", "labels": {"team": "a", "crossplane.io/composite": "test-render"},
+                             "uid": C1_UID, "resourceVersion": "999"},
+                "spec": {"coolField": "I'm cool!", "crossplane": {"compositionRef": {"name": "test-composition"},
+                                                                   "resourceRefs": [ref(ECHO_OBSERVED)]}},
+                "status": {"conditions": [cond("Responsive", "True", "WatchCircuitClosed")]}}
+ECHO_INPUT = {"echo": True}
+ECHO_CONTEXT = {"seeded": "yes"}
+ECHO_TAG = engine_tag(ECHO_XR_SEEN, {"a-cool-resource": ECHO_OBSERVED}, ECHO_INPUT, ECHO_CONTEXT)
+ECHO_REQUEST = {
+    "context": ECHO_CONTEXT, "desired": {}, "input": ECHO_INPUT,
+    "meta": {"capabilities": ["CAPABILITY_CAPABILITIES", "CAPABILITY_REQUIRED_RESOURCES", "CAPABILITY_CREDENTIALS",
+                              "CAPABILITY_CONDITIONS", "CAPABILITY_REQUIRED_SCHEMAS"], "tag": ECHO_TAG},
+    "observed": {"composite": {"resource": ECHO_XR_SEEN}, "resources": {"a-cool-resource": {"resource": ECHO_OBSERVED}}}}
+# The scripted function passes the observed resource on as desired (Response::to copies desired: empty), so it is GC'd.
+case("engine-observed-xr-and-tag", {"xr.yaml": [ECHO_XR_IN], "composition.yaml": [composition([step(ECHO_INPUT)])],
+                                    "functions.yaml": [function()], "observed.yaml": [ECHO_OBSERVED]},
+     ENGINE + ["-o", "observed.yaml", "--context-values", "seeded=yes", "-c"],
+     [engine_xr([], {"conditions": engine_conditions()}),
+      context_doc({"seeded": "yes", "xfn.test/request": ECHO_REQUEST})])
+# Without -c the engine CLI captures no context and prints no Context document.
+case("engine-no-context-doc", standard({}), ENGINE + ["--context-values", "k=v"],
+     [engine_xr([], {"conditions": engine_conditions()})])
+case("engine-context-dropped", standard({"response": {"context": None}}), ENGINE + ["-c"],
+     [engine_xr([], {"conditions": engine_conditions()}), context_doc({})])
+
+
+# ---------------------------------------------------------------------------
+# The command surface of the current CLI (crossplane/cli v2.5).
+NO_RESOURCES = [out_xr({"conditions": [cond("Ready", "True", "Available")]})]
+case("cmd-composition-render", standard({}), [], NO_RESOURCES, command=("composition", "render"))
+case("cmd-composition-render-engine", standard({}), ENGINE, [engine_xr([], {"conditions": engine_conditions()})],
+     command=("composition", "render"))
+# -e and --extra-resources are repeatable; each path is read in turn.
+OTHER = dict(FOO, metadata={"name": "unrelated"})
+case("flag-required-resources-repeated", standard(C4_INPUT, {"other.yaml": [OTHER], "required.yaml": [FOO]}),
+     ["-e", "other.yaml", "--required-resources", "required.yaml", "-c"], C4_EXPECTED)
+case("flag-extra-resources-repeated", standard(C4_INPUT, {"other.yaml": [OTHER], "extra.yaml": [FOO]}),
+     ["--extra-resources", "other.yaml", "--extra-resources", "extra.yaml", "-c"], C4_EXPECTED)
+case("flag-required-resources-second-missing", standard(C4_INPUT, {"required.yaml": [FOO]}),
+     ["-e", "required.yaml", "-e", "missing.yaml"],
+     error='xfn: error: cannot load required resources from "missing.yaml": cannot read missing.yaml: No such file or directory (os error 2)')
+# Engine flags are accepted (each notes on stderr that xfn needs no engine).
+case("flag-engine-flags", standard({}), ["--crossplane-version", "v2.3.0", "--crossplane-image", "xpkg.crossplane.io/crossplane/crossplane:stable",
+                                         "--crossplane-binary", "/usr/bin/crossplane", "--crossplane-docker-network", "bridge"], NO_RESOURCES,
+     command=("composition", "render"))
+# Project flags: --max-concurrency is kept (functions start one at a time); --project-file is refused.
+case("flag-max-concurrency", standard({}), ["--max-concurrency", "2"], NO_RESOURCES)
+case("flag-project-file", standard({}, {"crossplane-project.yaml": "apiVersion: meta.dev.upbound.io/v1alpha1\nkind: Project\n"}),
+     ["-f", "crossplane-project.yaml"],
+     error='xfn: error: --project-file "crossplane-project.yaml": xfn does not read Crossplane projects (crossplane-project.yaml) or build their '
+           'embedded functions; pass the Functions file or directory as the third argument instead')
+# Global flags of the current CLI.
+case("flag-verbose-and-config", standard({}, {"config.json": "{}\n"}), ["-v", "--config", "config.json"], NO_RESOURCES)
+
+# Claims are refused with how to convert them (crossplane/crossplane#6649).
+CLAIM = {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource", "metadata": {"name": "my-claim", "namespace": "team-a"},
+         "spec": {"coolField": "I'm cool!"}}
+CLAIM_ERROR = ('xfn: error: NopResource team-a/my-claim is a claim, and render takes the composite resource (XR) itself, as Crossplane v2 does. '
+               'Convert the claim to its XR: set apiVersion: nop.example.org/v1alpha1 and kind: XNopResource (the Composition\'s compositeTypeRef), '
+               'remove metadata.namespace (a claim\'s XR is cluster-scoped), keep metadata.name and spec, '
+               'and add the labels crossplane.io/claim-name: my-claim and crossplane.io/claim-namespace: team-a, '
+               'which Crossplane sets on a claim\'s XR and copies to its composed resources')
+case("claim-refused", standard({}, xr_=CLAIM), [], error=CLAIM_ERROR)
+case("claim-refused-engine", standard({}, xr_=CLAIM), ENGINE, error=CLAIM_ERROR, command=("composition", "render"))
+CLAIM_XRD = {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeResourceDefinition", "metadata": {"name": "xnopresources.nop.example.org"},
+             "spec": {"group": "nop.example.org", "names": {"kind": "XNopResource", "plural": "xnopresources"},
+                      "claimNames": {"kind": "NopResource", "plural": "nopresources"},
+                      "versions": [{"name": "v1alpha1", "served": True, "referenceable": True,
+                                    "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CLAIM, apiVersion="nop.example.org/v1alpha1")),
+     ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
+
+
+# Requirements already met by a step's bootstrap requirements: the engine
+# (core after v2.2) stops after the first call; classic v2.2.4 calls again.
+BOOT_SEL = {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource"}
+BOOT_STEP = step({"count": True, "response": {"requirements": {"resources": {"foo": BOOT_SEL}}}},
+                 requirements={"requiredResources": [{"requirementName": "foo", "apiVersion": "test.crossplane.io/v1", "kind": "Foo",
+                                                      "name": "extra-resource"}]})
+BOOT_FILES = {"xr.yaml": [xr()], "composition.yaml": [composition([BOOT_STEP])], "functions.yaml": [function()], "required.yaml": [FOO]}
+case("engine-requirements-already-met", BOOT_FILES, ENGINE + ["-e", "required.yaml", "-c"],
+     [engine_xr([], {"conditions": engine_conditions()}), context_doc({"xfn.test/calls": 1})])
+case("classic-requirements-already-met", BOOT_FILES, ["-e", "required.yaml", "-c"],
+     [out_xr({"conditions": [cond("Ready", "True", "Available")]}), context_doc({"xfn.test/calls": 2})])
+
+
 def write_yaml_docs(path, docs):
     # Inputs are written as JSON documents separated by ---: JSON is YAML.
     with open(path, "w") as f:
@@ -310,7 +654,7 @@ def write_yaml_docs(path, docs):
 
 
 shutil.rmtree(CASES, ignore_errors=True)
-for name, (files, args, expected, error) in cases.items():
+for name, (files, args, expected, error, command) in cases.items():
     d = os.path.join(CASES, name)
     os.makedirs(d)
     for fname, content in files.items():
@@ -323,7 +667,7 @@ for name, (files, args, expected, error) in cases.items():
         else:
             write_yaml_docs(path, content)
     fns = "fns" if any(k.startswith("fns/") for k in files) else "functions.yaml"
-    full_args = ["render", "xr.yaml", "composition.yaml", fns] + WASM_ARG + args
+    full_args = command + ["xr.yaml", "composition.yaml", fns] + WASM_ARG + args
     open(os.path.join(d, "args"), "w").write(json.dumps(full_args) + "\n")
     if expected is not None:
         with open(os.path.join(d, "expected.json"), "w") as f:

@@ -101,6 +101,9 @@ cases = {}
 
 
 def case(name, files, args, expected=None, error=None):
+    # Engine cases say so: classic is the default, as for `xfn render`.
+    if name.startswith("engine-"):
+        args = args + ["--compat", "engine"]
     cases[name] = (files, args, expected, error)
 
 

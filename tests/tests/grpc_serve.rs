@@ -469,7 +469,9 @@ async fn the_server_bounds_the_streams_of_a_connection() {
     assert_eq!(header[3], 0x4, "the server's first frame is SETTINGS");
     let len = usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
     let mut payload = vec![0u8; len];
-    tcp.read_exact(&mut payload).await.expect("SETTINGS payload");
+    tcp.read_exact(&mut payload)
+        .await
+        .expect("SETTINGS payload");
     // Each setting: a 16-bit id and a 32-bit value; 0x3 is MAX_CONCURRENT_STREAMS.
     let max_streams = payload.chunks_exact(6).find_map(|s| {
         (u16::from_be_bytes([s[0], s[1]]) == 0x3)

@@ -27,6 +27,8 @@ fn the_watch_operation_example_renders_with_the_built_in_function() {
         "functions.yaml",
         "-w",
         "watched.yaml",
+        "--compat",
+        "engine",
     ]
     .map(String::from)
     .to_vec();

@@ -18,7 +18,7 @@ fn run_case(name: &str) -> Run {
 
 #[test]
 fn every_golden_case_matches() {
-    golden::check_all(&cases_dir(), 40);
+    golden::check_all(&cases_dir(), 75);
 }
 
 /// The last document of render's output, parsed.
@@ -229,4 +229,75 @@ fn a_duplicate_key_keeps_its_last_value_and_is_warned_about() {
         "{}",
         run.stderr
     );
+}
+
+/// What the scripted function saw as its resolved required resources.
+fn required_seen(case: &str) -> Value {
+    let run = run_case(case);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    last_document(&run.stdout)["fields"]["xfn.test/request"]["requiredResources"].clone()
+}
+
+#[test]
+fn engine_mode_matches_required_resources_by_exact_namespace() {
+    let seen = required_seen("engine-required-namespace-exact");
+    // By name without a namespace: only a cluster-scoped object would do.
+    assert_eq!(seen["no-namespace"], serde_json::json!({}));
+    assert_eq!(
+        seen["in-ns-a"]["items"][0]["resource"]["metadata"]["namespace"],
+        "ns-a"
+    );
+}
+
+#[test]
+fn classic_mode_ignores_the_namespace_of_required_resources() {
+    let seen = required_seen("classic-required-namespace-ignored");
+    for requirement in ["no-namespace", "in-ns-a"] {
+        assert_eq!(
+            seen[requirement]["items"][0]["resource"]["metadata"]["name"], "extra-resource",
+            "{requirement}: {seen}"
+        );
+    }
+}
+
+#[test]
+fn engine_flags_are_accepted_with_a_note_each() {
+    let run = run_case("flag-engine-flags");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for flag in [
+        "--crossplane-version",
+        "--crossplane-image",
+        "--crossplane-binary",
+        "--crossplane-docker-network",
+    ] {
+        let note = format!(
+            "xfn: {flag} is ignored: xfn renders in-process and needs no Crossplane engine image\n"
+        );
+        assert_eq!(
+            run.stderr.matches(&note).count(),
+            1,
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn max_concurrency_must_be_at_least_one() {
+    let dir = cases_dir().join("flag-max-concurrency");
+    let run = run_xfn(
+        &dir,
+        &[
+            "render",
+            "xr.yaml",
+            "composition.yaml",
+            "functions.yaml",
+            "--max-concurrency",
+            "0",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    assert!(run.stderr.contains("--max-concurrency"), "{}", run.stderr);
 }

@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use xfn_host::render::PrintOptions;
-use xfn_host::render::operation::{self, OperationFiles, OperationShape};
+use xfn_host::render::operation::{self, OperationFiles};
+use xfn_host::render::{self as host_render, PrintOptions};
+
+use super::render::{CompatArg, EngineArgs, ProjectArgs};
 
 /// Commands on Operations.
 #[derive(Debug, clap::Subcommand)]
@@ -58,9 +60,22 @@ pub struct OperationRenderArgs {
     /// How long to run before timing out (10ms to 1day); each function call gets as long.
     #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
     pub timeout: Duration,
-    /// Which `crossplane` output to reproduce: `engine` (CLI v2.3 and later) or `classic` (`crossplane alpha render op`, CLI v2.2 and before).
-    #[arg(long, value_enum, default_value_t = Shape::Engine)]
-    pub compat: Shape,
+    /// Which crossplane output to match: classic (`crossplane alpha render op`, CLI v2.2) or engine (`crossplane operation render`, CLI v2.3 and later).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "classic",
+        env = "XFN_RENDER_COMPAT",
+        value_name = "MODE"
+    )]
+    pub compat: CompatArg,
+
+    /// The engine flags of `crossplane operation render`.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// The project flags of `crossplane operation render`.
+    #[command(flatten)]
+    pub project: ProjectArgs,
 
     /// Registries and the cache.
     #[command(flatten)]
@@ -69,15 +84,6 @@ pub struct OperationRenderArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
-}
-
-/// `--compat`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Shape {
-    /// `crossplane operation render` (CLI v2.3 and later).
-    Engine,
-    /// `crossplane alpha render op` (CLI v2.2 and before).
-    Classic,
 }
 
 impl OperationRenderArgs {
@@ -95,8 +101,8 @@ impl OperationRenderArgs {
             include_context: self.include_context,
             timeout: self.timeout,
             shape: match self.compat {
-                Shape::Engine => OperationShape::Engine,
-                Shape::Classic => OperationShape::Classic,
+                CompatArg::Classic => host_render::Compat::Classic,
+                CompatArg::Engine => host_render::Compat::Engine,
             },
         }
     }
@@ -110,6 +116,10 @@ pub async fn run(command: OperationCommand) -> Result<()> {
 }
 
 async fn render(args: OperationRenderArgs) -> Result<()> {
+    args.project.check()?;
+    for note in args.engine.notes() {
+        eprintln!("xfn: {note}");
+    }
     let inputs = operation::load(&args.files())?;
     let wasm = super::render::wasm_runtime(
         args.registry.cache_dir.clone(),

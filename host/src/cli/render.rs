@@ -40,12 +40,12 @@ pub struct RenderArgs {
     /// A YAML file or directory of YAML files specifying the observed state of composed resources.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub observed_resources: Option<PathBuf>,
-    /// A YAML file or directory of YAML files specifying required resources (deprecated, use --required-resources).
+    /// A YAML file or directory of YAML files specifying required resources (deprecated, use --required-resources; repeatable).
     #[arg(long, value_name = "PATH")]
-    pub extra_resources: Option<PathBuf>,
-    /// A YAML file or directory of YAML files specifying required resources to pass to the Function pipeline.
+    pub extra_resources: Vec<PathBuf>,
+    /// A YAML file or directory of YAML files specifying required resources to pass to the Function pipeline (repeatable).
     #[arg(short = 'e', long, value_name = "PATH")]
-    pub required_resources: Option<PathBuf>,
+    pub required_resources: Vec<PathBuf>,
     /// A directory of JSON files specifying OpenAPI v3 schemas for required schemas.
     #[arg(short = 's', long, value_name = "DIR")]
     pub required_schemas: Option<PathBuf>,
@@ -64,6 +64,22 @@ pub struct RenderArgs {
     /// A YAML file specifying the CompositeResourceDefinition (XRD) that defines the XR's schema and properties.
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
+    /// Which crossplane render's output to match: classic (CLI v1.15 to v2.2) or engine (CLI v2.3 and later, core engine at 2d040d2).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "classic",
+        env = "XFN_RENDER_COMPAT",
+        value_name = "MODE"
+    )]
+    pub compat: CompatArg,
+
+    /// The engine flags of `crossplane composition render`.
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    /// The project flags of `crossplane composition render`.
+    #[command(flatten)]
+    pub project: ProjectArgs,
 
     /// Registries and the cache.
     #[command(flatten)]
@@ -72,6 +88,81 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
+}
+
+/// The flags that choose the engine of `crossplane composition render`.
+/// xfn is its own engine: each is accepted with a note that it is not needed.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EngineArgs {
+    /// Accepted for compatibility: xfn renders in-process and needs no engine image.
+    #[arg(long, value_name = "VERSION")]
+    pub crossplane_version: Option<String>,
+    /// Accepted for compatibility: xfn renders in-process and needs no engine image.
+    #[arg(long, value_name = "IMAGE")]
+    pub crossplane_image: Option<String>,
+    /// Accepted for compatibility: xfn renders in-process and needs no engine binary.
+    #[arg(long, value_name = "PATH")]
+    pub crossplane_binary: Option<PathBuf>,
+    /// Accepted for compatibility: xfn runs no engine container, so needs no network for one.
+    #[arg(long, value_name = "NETWORK")]
+    pub crossplane_docker_network: Option<String>,
+}
+
+impl EngineArgs {
+    /// One line per engine flag given, saying xfn doesn't need it.
+    pub fn notes(&self) -> Vec<String> {
+        let given = [
+            ("--crossplane-version", self.crossplane_version.is_some()),
+            ("--crossplane-image", self.crossplane_image.is_some()),
+            ("--crossplane-binary", self.crossplane_binary.is_some()),
+            (
+                "--crossplane-docker-network",
+                self.crossplane_docker_network.is_some(),
+            ),
+        ];
+        given
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(flag, _)| {
+                format!(
+                    "{flag} is ignored: xfn renders in-process and needs no Crossplane engine image"
+                )
+            })
+            .collect()
+    }
+}
+
+/// The project flags of `crossplane composition render`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ProjectArgs {
+    /// A Crossplane project file (crossplane-project.yaml). Not supported: xfn needs the Functions argument.
+    #[arg(short = 'f', long, value_name = "PATH")]
+    pub project_file: Option<PathBuf>,
+    /// Most functions to start at once (at least 1). xfn starts them one at a time, within any bound.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrency: Option<u32>,
+}
+
+impl ProjectArgs {
+    /// Refuses what xfn cannot honour.
+    pub fn check(&self) -> Result<()> {
+        if let Some(path) = &self.project_file {
+            anyhow::bail!(
+                "--project-file {:?}: xfn does not read Crossplane projects (crossplane-project.yaml) or build their embedded functions; pass the Functions file or directory as the third argument instead",
+                path.display().to_string()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `--compat` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompatArg {
+    /// Classic `crossplane render` (CLI v1.15 to v2.2.4), byte for byte.
+    Classic,
+    /// `crossplane composition render` (CLI v2.3 and later) with the core engine at 2d040d2.
+    Engine,
 }
 
 impl RenderArgs {
@@ -84,8 +175,8 @@ impl RenderArgs {
             context_files: self.context_files.clone(),
             context_values: self.context_values.clone(),
             observed_resources: self.observed_resources.clone(),
-            extra_resources: self.extra_resources.iter().cloned().collect(),
-            required_resources: self.required_resources.iter().cloned().collect(),
+            extra_resources: self.extra_resources.clone(),
+            required_resources: self.required_resources.clone(),
             required_schemas: self.required_schemas.clone(),
             function_credentials: self.function_credentials.clone(),
             function_annotations: self.function_annotations.clone(),
@@ -102,20 +193,50 @@ impl RenderArgs {
                 include_context: self.include_context,
             },
             include_full_xr: self.include_full_xr,
+            compat: match self.compat {
+                CompatArg::Classic => render::Compat::Classic,
+                CompatArg::Engine => render::Compat::Engine,
+            },
         }
+    }
+}
+
+/// `xfn composition …`: the command group of the current Crossplane CLI.
+#[derive(Debug, clap::Args)]
+pub struct CompositionArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: CompositionCommand,
+}
+
+/// `xfn composition` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum CompositionCommand {
+    /// Render an XR with a Composition's function pipeline (the same command as `xfn render`).
+    Render(RenderArgs),
+}
+
+/// Runs `xfn composition …`.
+pub async fn run_composition(args: CompositionArgs) -> Result<()> {
+    match args.command {
+        CompositionCommand::Render(args) => run(args).await,
     }
 }
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    let loaded = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
+    args.project.check()?;
+    for note in args.engine.notes() {
+        eprintln!("xfn: {note}");
+    }
+    let inputs = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
     let wasm = wasm_runtime(
         args.registry.cache_dir.clone(),
         args.memory_limit,
         args.timeout,
     )?;
     let registry = args.registry.options();
-    let yaml = render::render_yaml(&loaded.inputs, &wasm, &registry, args.options()).await?;
+    let yaml = render::render_yaml(&inputs, &wasm, &registry, args.options()).await?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(yaml.as_bytes())

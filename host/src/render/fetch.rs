@@ -1,5 +1,6 @@
 //! Resolving what functions require from the files given to render, as
-//! classic `crossplane render`'s in-memory fetchers do.
+//! classic `crossplane render`'s in-memory fetchers do, or as the engine's
+//! fake client answers (namespaces matched exactly).
 
 use serde_json::Value;
 
@@ -14,18 +15,74 @@ use crate::protocol::{
 pub struct FileResolver {
     resources: Vec<Value>,
     openapi: Vec<Value>,
+    exact_namespace: bool,
 }
 
 impl FileResolver {
     /// A resolver over `resources` (sorted by name here) and OpenAPI v3 documents.
     pub fn new(mut resources: Vec<Value>, openapi: Vec<Value>) -> FileResolver {
         resources.sort_by(|a, b| name(a).cmp(name(b)));
-        FileResolver { resources, openapi }
+        FileResolver {
+            resources,
+            openapi,
+            exact_namespace: false,
+        }
+    }
+
+    /// A resolver as the engine's client answers: a name matches in the
+    /// selector's namespace only (none: cluster-scoped), labels match in
+    /// the selector's namespace (none: every namespace), and matches are
+    /// sorted by namespace, then name (`ExistingRequiredResourcesFetcher`).
+    pub fn exact(mut resources: Vec<Value>, openapi: Vec<Value>) -> FileResolver {
+        let namespace = |r: &Value| str_at(r, &["metadata", "namespace"]).to_owned();
+        resources.sort_by(|a, b| (namespace(a), name(a)).cmp(&(namespace(b), name(b))));
+        FileResolver {
+            resources,
+            openapi,
+            exact_namespace: true,
+        }
+    }
+
+    fn engine_resources(&self, selector: &ResourceSelector) -> Resources {
+        let wanted_namespace = selector.namespace.as_deref().unwrap_or("");
+        let mut items = Vec::new();
+        for resource in &self.resources {
+            if str_at(resource, &["apiVersion"]) != selector.api_version
+                || str_at(resource, &["kind"]) != selector.kind
+            {
+                continue;
+            }
+            let namespace = str_at(resource, &["metadata", "namespace"]);
+            match &selector.match_ {
+                Some(ResourceMatch::MatchName(n)) => {
+                    if n == name(resource) && namespace == wanted_namespace {
+                        return Resources {
+                            items: vec![ResourceObject::from_json(resource)],
+                        };
+                    }
+                }
+                Some(ResourceMatch::MatchLabels(labels)) => {
+                    let in_namespace = wanted_namespace.is_empty() || namespace == wanted_namespace;
+                    let matches = labels.labels.iter().all(|(k, v)| {
+                        value_at(resource, &["metadata", "labels", k]).and_then(Value::as_str)
+                            == Some(v.as_str())
+                    });
+                    if in_namespace && matches {
+                        items.push(ResourceObject::from_json(resource));
+                    }
+                }
+                None => {}
+            }
+        }
+        Resources { items }
     }
 }
 
 impl Resolver for FileResolver {
     fn resources(&self, selector: &ResourceSelector) -> Result<Resources, String> {
+        if self.exact_namespace {
+            return Ok(self.engine_resources(selector));
+        }
         let mut items = Vec::new();
         for resource in &self.resources {
             if str_at(resource, &["apiVersion"]) != selector.api_version

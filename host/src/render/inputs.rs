@@ -95,15 +95,6 @@ pub enum InputError {
     },
 }
 
-/// Loaded inputs.
-#[derive(Debug, Clone, Default)]
-pub struct Loaded {
-    /// What render works from.
-    pub inputs: Inputs,
-    /// The XRD, if `--xrd` named one.
-    pub xrd: Option<Value>,
-}
-
 pub(super) fn load_error(
     what: &'static str,
     path: &Path,
@@ -118,13 +109,24 @@ pub(super) fn load_error(
 
 /// Loads and checks everything `files` names. `note` is told what the
 /// user should know as it happens, such as a converted Composition.
-pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, InputError> {
+pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, InputError> {
     let composite = load::read_one(&files.composite_resource)
         .map_err(|e| load_error("composite resource", &files.composite_resource, e))?;
     let composition = load::read_one(&files.composition)
         .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
         .and_then(|c| validate::is_composition(&c).map(|()| c).map_err(Into::into))
         .map_err(|e| load_error("Composition", &files.composition, e))?;
+    if let Some(path) = files
+        .xrd
+        .as_deref()
+        .filter(|_| value_kind(&composite) != composition.pointer("/spec/compositeTypeRef/kind"))
+    {
+        // Only to recognise a claim: a bad XRD is reported below.
+        let xrd = load::read_one(path).ok();
+        validate::refuse_claim(&composite, &composition, xrd.as_ref())?;
+    } else {
+        validate::refuse_claim(&composite, &composition, None)?;
+    }
     validate::composition_fits(&composite, &composition)?;
     let mut composition = composition;
     let converted = convert::is_resources_mode(&composition);
@@ -183,19 +185,17 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Loaded, 
     };
     let context = context(&files.context_files, &files.context_values)?;
 
-    Ok(Loaded {
-        inputs: Inputs {
-            composite,
-            composition,
-            functions,
-            observed,
-            required_resources: required,
-            required_schemas,
-            credentials,
-            context,
-            timeout: files.timeout,
-        },
+    Ok(Inputs {
+        composite,
+        composition,
+        functions,
+        observed,
+        required_resources: required,
+        required_schemas,
+        credentials,
+        context,
         xrd,
+        timeout: files.timeout,
     })
 }
 
@@ -210,6 +210,10 @@ pub(super) fn functions(path: &Path) -> Result<Vec<Value>, InputError> {
                 .map_err(Into::into)
         })
         .map_err(|e| load_error("functions", path, e))
+}
+
+fn value_kind(object: &Value) -> Option<&Value> {
+    object.get("kind")
 }
 
 /// The objects in a file or directory, if a flag names one.

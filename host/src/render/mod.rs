@@ -7,6 +7,7 @@
 
 pub mod context_fn;
 pub mod convert;
+pub mod engine;
 mod fetch;
 pub mod inputs;
 pub mod load;
@@ -16,6 +17,7 @@ pub mod output;
 pub mod pipeline_check;
 mod runtimes;
 mod steps;
+pub mod tag;
 pub mod validate;
 pub mod xrd;
 
@@ -25,12 +27,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use fetch::FileResolver;
-pub use inputs::{InputError, InputFiles, Loaded};
+pub use inputs::{InputError, InputFiles};
 pub use output::{CONDITION_TIME, Outputs, PrintOptions};
 pub use runtimes::{DEVELOPMENT_TARGET, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY};
 
 use crate::WasmRuntime;
-use crate::pipeline::{Pipeline, PipelineError};
+use crate::pipeline::{Pipeline, PipelineError, RunOptions};
 use crate::protocol::{ResourceObject, State};
 
 /// Why render failed.
@@ -83,8 +85,21 @@ pub struct Inputs {
     pub credentials: Vec<Value>,
     /// The initial pipeline context.
     pub context: serde_json::Map<String, Value>,
+    /// The XR's definition, if given (engine mode picks the schema from it).
+    pub xrd: Option<Value>,
     /// Deadline of the whole render.
     pub timeout: Duration,
+}
+
+/// Which `crossplane render` the output matches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// Classic `crossplane render`, CLI v1.15 to v2.2.4.
+    #[default]
+    Classic,
+    /// `crossplane composition render` (CLI v2.3 and later) with a core
+    /// engine at 2d040d2 (2026-08-07, after v2.4.0-rc.0).
+    Engine,
 }
 
 /// How to shape and print a render's output.
@@ -94,6 +109,8 @@ pub struct Options {
     pub print: PrintOptions,
     /// `-x`: include the input XR's fields in the printed XR.
     pub include_full_xr: bool,
+    /// Which output to match.
+    pub compat: Compat,
 }
 
 /// Runs the pipeline and returns the YAML stream to print.
@@ -103,11 +120,29 @@ pub async fn render_yaml(
     registry: &xfn_oci::RegistryOptions,
     options: Options,
 ) -> Result<String, RenderError> {
-    let mut outputs = render(inputs, wasm, registry).await?;
+    let mut outputs = match options.compat {
+        Compat::Classic => render(inputs, wasm, registry).await?,
+        Compat::Engine => {
+            let capture = options.print.include_context;
+            with_timeout(inputs.timeout, run_engine(inputs, wasm, registry, capture)).await?
+        }
+    };
     if options.include_full_xr {
-        output::classic::include_full_xr(&mut outputs.composite, &inputs.composite);
+        match options.compat {
+            Compat::Classic => {
+                output::classic::include_full_xr(&mut outputs.composite, &inputs.composite)
+            }
+            Compat::Engine => {
+                output::engine::include_full_xr(&mut outputs.composite, &inputs.composite)
+            }
+        }
     }
-    Ok(outputs.to_yaml(options.print))
+    let mut print = options.print;
+    if options.compat == Compat::Engine {
+        // The engine CLI prints a Context document only when it captured one.
+        print.include_context = outputs.context.is_some();
+    }
+    Ok(outputs.to_yaml(print))
 }
 
 /// Runs the Composition's pipeline for the XR and builds what to print.
@@ -116,11 +151,17 @@ pub async fn render(
     wasm: &WasmRuntime,
     registry: &xfn_oci::RegistryOptions,
 ) -> Result<Outputs, RenderError> {
-    let timeout = inputs.timeout;
+    with_timeout(inputs.timeout, run(inputs, wasm, registry)).await
+}
+
+async fn with_timeout(
+    timeout: Duration,
+    render: impl Future<Output = Result<Outputs, RenderError>>,
+) -> Result<Outputs, RenderError> {
     // Each function call has the same limit and reports running out of it
     // by the function's name; this backstop, a little later, catches the
     // rest (a pull, a peer that doesn't answer).
-    tokio::time::timeout(timeout + TIMEOUT_GRACE, run(inputs, wasm, registry))
+    tokio::time::timeout(timeout + TIMEOUT_GRACE, render)
         .await
         .map_err(|_| RenderError::Timeout(timeout))?
 }
@@ -171,4 +212,49 @@ async fn run(
     };
     let out = pipeline.run(observed_state, Some(context)).await?;
     output::classic::build(&inputs.composite, &observed, out)
+}
+
+/// The engine's render: the XR prepared as its reconciler has it, each
+/// request tagged, required resources matched by exact namespace.
+async fn run_engine(
+    inputs: &Inputs,
+    wasm: &WasmRuntime,
+    registry: &xfn_oci::RegistryOptions,
+    capture_context: bool,
+) -> Result<Outputs, RenderError> {
+    let prepared = engine::prepare(inputs)?;
+    let functions = runtimes::start(&inputs.functions, wasm, registry).await?;
+    let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    let resolver = FileResolver::exact(
+        inputs.required_resources.clone(),
+        inputs.required_schemas.clone(),
+    );
+    let observed_state = State {
+        composite: Some(ResourceObject::from_json(&prepared.observed_xr)),
+        resources: prepared
+            .observed
+            .iter()
+            .map(|(k, v)| (k.clone(), ResourceObject::from_json(v)))
+            .collect(),
+    };
+    let context = Value::Object(inputs.context.clone()).to_string();
+    let pipeline = Pipeline {
+        steps: &steps,
+        functions: &functions,
+        resolver: &resolver,
+        call_timeout: Some(inputs.timeout),
+    };
+    let options = RunOptions {
+        tag: Some(tag::tag),
+        stop_when_satisfied: true,
+    };
+    let out = pipeline
+        .run_with(Some(observed_state), Some(context), options)
+        .await?;
+    output::engine::build(
+        &prepared,
+        object::name(&inputs.composition),
+        out,
+        capture_context,
+    )
 }

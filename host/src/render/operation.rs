@@ -27,9 +27,11 @@ use serde_json::{Map, Value, json};
 use super::context_fn::{self, ContextFunction};
 use super::inputs::{self, InputError};
 use super::object::{name, str_at};
-use super::{CONDITION_TIME, FileResolver, PrintOptions, RenderError, load, runtimes, steps};
+use super::{
+    CONDITION_TIME, Compat, FileResolver, PrintOptions, RenderError, load, runtimes, steps, tag,
+};
 use crate::WasmRuntime;
-use crate::pipeline::{Pipeline, PipelineError, PipelineOutput, StepResult};
+use crate::pipeline::{Pipeline, PipelineError, PipelineOutput, RunOptions, StepResult};
 use crate::protocol::Severity;
 
 /// The API version of Crossplane's Operations.
@@ -40,15 +42,6 @@ pub const WATCHED_RESOURCE: &str = "ops.crossplane.io/watched-resource";
 pub const OPERATION_CAPABILITY: &str = "operation";
 /// The `resourceVersion` the engine gives the Operation it reconciles.
 const ENGINE_RESOURCE_VERSION: &str = "999";
-
-/// Which `crossplane` output an operation render reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperationShape {
-    /// `crossplane alpha render op` (CLI ≤ v2.2).
-    Classic,
-    /// `crossplane operation render` (CLI ≥ v2.3, engine render).
-    Engine,
-}
 
 /// Everything an operation render works from.
 #[derive(Debug, Clone)]
@@ -71,7 +64,7 @@ pub struct OperationInputs {
     /// Deadline of each call and of the whole render.
     pub timeout: Duration,
     /// The output shape.
-    pub shape: OperationShape,
+    pub shape: Compat,
 }
 
 /// The files and values the flags of `operation render` name.
@@ -100,7 +93,7 @@ pub struct OperationFiles {
     /// The whole render's deadline.
     pub timeout: Duration,
     /// The output shape.
-    pub shape: OperationShape,
+    pub shape: Compat,
 }
 
 /// Loads and checks everything `files` names.
@@ -307,8 +300,8 @@ async fn run(
     // steps become part of the Operation it prints.
     let context_fn = ContextFunction::new(inputs.context.clone());
     let initial_context = match inputs.shape {
-        OperationShape::Classic => Some(Value::Object(inputs.context.clone()).to_string()),
-        OperationShape::Engine => {
+        Compat::Classic => Some(Value::Object(inputs.context.clone()).to_string()),
+        Compat::Engine => {
             let seed = !inputs.context.is_empty();
             if seed || inputs.include_context {
                 functions.insert(
@@ -332,10 +325,31 @@ async fn run(
     };
 
     let steps = steps::from_composition(&operation, &inputs.credentials)?;
-    let resolver = FileResolver::new(
-        inputs.required_resources.clone(),
-        inputs.required_schemas.clone(),
-    );
+    // Both shapes tag each request (classic op render did, unlike classic
+    // XR render); the engine matches required resources by exact namespace
+    // and stops a step whose first call already had what it requires.
+    let (resolver, options) = match inputs.shape {
+        Compat::Classic => (
+            FileResolver::new(
+                inputs.required_resources.clone(),
+                inputs.required_schemas.clone(),
+            ),
+            RunOptions {
+                tag: Some(tag::tag),
+                stop_when_satisfied: false,
+            },
+        ),
+        Compat::Engine => (
+            FileResolver::exact(
+                inputs.required_resources.clone(),
+                inputs.required_schemas.clone(),
+            ),
+            RunOptions {
+                tag: Some(tag::tag),
+                stop_when_satisfied: true,
+            },
+        ),
+    };
     let pipeline = Pipeline {
         steps: &steps,
         functions: &functions,
@@ -343,7 +357,7 @@ async fn run(
         call_timeout: Some(inputs.timeout),
     };
     let out = pipeline
-        .run_without_observed(initial_context)
+        .run_with(None, initial_context, options)
         .await
         .map_err(operation_error)?;
 
@@ -354,14 +368,14 @@ async fn run(
         .map(|r| result_document(r, inputs.shape))
         .collect();
     let context = match inputs.shape {
-        OperationShape::Classic => out.context.as_deref().map(parse_context).transpose()?,
-        OperationShape::Engine => context_fn
+        Compat::Classic => out.context.as_deref().map(parse_context).transpose()?,
+        Compat::Engine => context_fn
             .captured()
             .as_deref()
             .map(parse_context)
             .transpose()?,
     }
-    .filter(|fields| inputs.shape == OperationShape::Engine || !fields.is_empty())
+    .filter(|fields| inputs.shape == Compat::Engine || !fields.is_empty())
     .map(|fields| {
         json!({
             "apiVersion": "render.crossplane.io/v1beta1",
@@ -371,8 +385,8 @@ async fn run(
     });
     let spec = operation.get("spec").cloned();
     let operation = match inputs.shape {
-        OperationShape::Classic => classic_operation(&operation, &applied, &out),
-        OperationShape::Engine => engine_operation(operation, &applied, &out),
+        Compat::Classic => classic_operation(&operation, &applied, &out),
+        Compat::Engine => engine_operation(operation, &applied, &out),
     }?;
     Ok(OperationOutputs {
         operation,
@@ -527,17 +541,17 @@ fn engine_operation(
 
 /// A `Result` document: classic keeps the step and the protobuf severity;
 /// the engine prints the event the reconciler records.
-fn result_document(r: &StepResult, shape: OperationShape) -> Value {
+fn result_document(r: &StepResult, shape: Compat) -> Value {
     let message = &r.result.message;
     match shape {
-        OperationShape::Classic => json!({
+        Compat::Classic => json!({
             "apiVersion": "render.crossplane.io/v1beta1",
             "kind": "Result",
             "step": r.step,
             "severity": r.result.severity.proto_name(),
             "message": message,
         }),
-        OperationShape::Engine => {
+        Compat::Engine => {
             let (severity, message) = match r.result.severity {
                 Severity::Normal => ("Normal", format!("Pipeline step {:?}: {message}", r.step)),
                 Severity::Warning => ("Warning", format!("Pipeline step {:?}: {message}", r.step)),

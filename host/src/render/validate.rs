@@ -51,6 +51,43 @@ pub fn composition_fits(xr: &Value, composition: &Value) -> Result<(), RenderErr
     Ok(())
 }
 
+/// Refuses a claim given in place of the XR, saying how to convert it.
+/// Crossplane v2's render takes XRs only (crossplane/crossplane#6649). An
+/// input is a claim when the XRD's `claimNames.kind` names its kind, or,
+/// without an XRD, when it is namespaced, of the compositeTypeRef's group,
+/// and of another kind.
+pub fn refuse_claim(
+    input: &Value,
+    composition: &Value,
+    xrd: Option<&Value>,
+) -> Result<(), RenderError> {
+    let type_api = str_at(composition, &["spec", "compositeTypeRef", "apiVersion"]);
+    let type_kind = str_at(composition, &["spec", "compositeTypeRef", "kind"]);
+    let kind = str_at(input, &["kind"]);
+    if kind == type_kind {
+        return Ok(());
+    }
+    let group = |api: &str| api.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
+    let input_group = group(str_at(input, &["apiVersion"]));
+    let namespace = str_at(input, &["metadata", "namespace"]);
+    let named_by_xrd = xrd.is_some_and(|x| {
+        str_at(x, &["spec", "claimNames", "kind"]) == kind
+            && str_at(x, &["spec", "group"]) == input_group
+    });
+    let looks_like_one = input_group == group(type_api) && !namespace.is_empty();
+    if !named_by_xrd && !looks_like_one {
+        return Ok(());
+    }
+    let claim_name = name(input);
+    Err(RenderError::Invalid(format!(
+        "{kind} {namespace}/{claim_name} is a claim, and render takes the composite resource (XR) itself, as Crossplane v2 does. \
+         Convert the claim to its XR: set apiVersion: {type_api} and kind: {type_kind} (the Composition's compositeTypeRef), \
+         remove metadata.namespace (a claim's XR is cluster-scoped), keep metadata.name and spec, \
+         and add the labels crossplane.io/claim-name: {claim_name} and crossplane.io/claim-namespace: {namespace}, \
+         which Crossplane sets on a claim's XR and copies to its composed resources"
+    )))
+}
+
 /// Whether the Composition uses `mode: Pipeline` (literally; no defaulting).
 pub fn is_pipeline(composition: &Value) -> bool {
     str_at(composition, &["spec", "mode"]) == "Pipeline"

@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::protocol::FunctionResult;
+use crate::render::Compat;
 
 fn cron() -> Value {
     json!({
@@ -164,16 +165,16 @@ fn results_are_events_in_engine_shape_and_protobuf_severities_in_classic() {
         },
     };
     assert_eq!(
-        result_document(&result(Severity::Warning), OperationShape::Engine),
+        result_document(&result(Severity::Warning), Compat::Engine),
         json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result",
                "severity": "Warning", "reason": "RunPipelineStep", "message": "Pipeline step \"s\": hi"})
     );
     assert_eq!(
-        result_document(&result(Severity::Unspecified), OperationShape::Engine)["message"],
+        result_document(&result(Severity::Unspecified), Compat::Engine)["message"],
         json!("Pipeline step \"s\" returned a result of unknown severity (assuming warning): hi")
     );
     assert_eq!(
-        result_document(&result(Severity::Normal), OperationShape::Classic),
+        result_document(&result(Severity::Normal), Compat::Classic),
         json!({"apiVersion": "render.crossplane.io/v1beta1", "kind": "Result",
                "step": "s", "severity": "SEVERITY_NORMAL", "message": "hi"})
     );

@@ -1,9 +1,10 @@
 //! Turns a pipeline's output into the documents render prints: the XR,
 //! the composed resources, results and the context. What both output modes
 //! share lives here; [`classic`] shapes them as classic `crossplane render`
-//! does.
+//! does, [`engine`] as the engine-based CLI does.
 
 pub mod classic;
+pub mod engine;
 
 use serde_json::{Map, Value, json};
 
@@ -201,7 +202,8 @@ pub fn set_conditions(xr: &mut Value, new: &[Value]) {
     object_at(xr, &["status"]).insert("conditions".into(), Value::Array(conditions));
 }
 
-fn typed_condition(c: &Value) -> Value {
+/// A condition in crossplane-runtime's typed form.
+pub fn typed_condition(c: &Value) -> Value {
     let text = |key: &str| c.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
     let mut typed = json!({
         "type": text("type"),
