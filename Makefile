@@ -3,6 +3,7 @@
 #   make render   render the docs example, offline, with built-in functions
 #   make test     install what the tests need, build everything, run every test
 #   make bench    run the benchmark suite and write target/bench-report/
+#   make fuzz     run every fuzzer for FUZZ_SECONDS (default 300) each
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -15,7 +16,7 @@ PY_SDK_VERSION := 0.15.1
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
 
-.PHONY: all build wasm render test lint fmt bench venv deps toolchain wasm-target clean
+.PHONY: all build wasm render test lint fmt bench fuzz fuzz-tools venv deps toolchain wasm-target clean
 
 all: build
 
@@ -69,6 +70,43 @@ bench: wasm venv deps
 		$(CARGO) bench -p xfn-host --bench host
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		XFN_BIN=$(CURDIR)/target/release/xfn $(CARGO) bench -p xfn-tests --bench suite
+
+## Fuzzing -----------------------------------------------------------------
+
+# The fuzzers of tests/fuzz, one per body in xfn-tests' `fuzz` module. Each
+# runs FUZZ_SECONDS from the committed corpus (tests/fuzz/corpus/<target>,
+# which `make test` replays) plus what earlier runs found (kept under
+# FUZZ_OUT, not committed). A crash stops the run and is written to
+# tests/fuzz/artifacts/<target>/. No sanitizer by default: the code is safe
+# Rust, checked with debug assertions (overflow included); set
+# FUZZ_SANITIZER=address to add ASan.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := yaml_loader oci_manifest oci_config proto_wit_roundtrip pt_input field_path
+FUZZ_MAX_LEN ?= 65536
+FUZZ_RSS_MB ?= 2048
+FUZZ_SANITIZER ?= none
+FUZZ_TOOLCHAIN ?= nightly
+FUZZ_TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/fuzz
+FUZZ_OUT := $(FUZZ_TARGET_DIR)/out
+FUZZ_CARGO = $(CARGO) +$(FUZZ_TOOLCHAIN) fuzz
+FUZZ_BUILD_FLAGS = --target-dir $(FUZZ_TARGET_DIR) --sanitizer $(FUZZ_SANITIZER) --debug-assertions
+
+# libFuzzer needs nightly Rust and cargo-fuzz; install them if missing.
+fuzz-tools:
+	@rustup toolchain list | grep -q '^$(FUZZ_TOOLCHAIN)' || rustup toolchain install $(FUZZ_TOOLCHAIN) --profile minimal
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+
+fuzz: fuzz-tools
+	cd tests/fuzz && $(FUZZ_CARGO) build $(FUZZ_BUILD_FLAGS)
+	@set -o pipefail; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_OUT)/$$t; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		(cd tests/fuzz && $(FUZZ_CARGO) run $(FUZZ_BUILD_FLAGS) $$t \
+			$(FUZZ_OUT)/$$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+			-rss_limit_mb=$(FUZZ_RSS_MB) -timeout=10 -print_final_stats=1) \
+			> $(FUZZ_OUT)/$$t.log 2>&1 || { tail -40 $(FUZZ_OUT)/$$t.log; exit 1; }; \
+		grep -E '^(#[0-9]+\s+DONE|Done [0-9]+ runs|stat::number_of_executed_units)' $(FUZZ_OUT)/$$t.log; \
+	done
 
 lint: toolchain
 	$(CARGO) fmt --all -- --check

@@ -136,7 +136,9 @@ impl Segment {
 
 /// A parsed field path. Its [`Display`](fmt::Display) is crossplane-runtime's
 /// normalised form: `.field`, `[i]`, or `[field]` when the field contains a
-/// period or is `*`, without a leading period.
+/// period or is `*`, without a leading period. A field with an empty name
+/// (`['']`) prints as nothing, as in crossplane-runtime, so that form does
+/// not parse back to the same path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Segments(pub Vec<Segment>);
 

@@ -70,26 +70,30 @@ impl<U: Message + Default + Checked> Decoder for DepthDecoder<U> {
     type Error = Status;
 
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
-        let bytes = buf.copy_to_bytes(buf.remaining());
-        let levels = depth::message_depth(&bytes, U::PROTO_NAME, MAX_MESSAGE_DEPTH).map_err(
-            |e| match e {
-                depth::DepthError::TooDeep { limit } => Status::invalid_argument(format!(
-                    "the message nests deeper than the limit of {limit} protobuf message levels"
-                )),
-                malformed => {
-                    Status::internal(format!("failed to decode Protobuf message: {malformed}"))
-                }
-            },
-        )?;
-        let decode = || {
-            U::decode(bytes)
-                .map(Some)
-                .map_err(|e| Status::internal(format!("failed to decode Protobuf message: {e}")))
-        };
-        if levels <= SHALLOW {
-            decode()
-        } else {
-            depth::with_stack_for(levels, decode)
-        }
+        decode_checked(buf.copy_to_bytes(buf.remaining())).map(Some)
+    }
+}
+
+/// Decodes one message as the server and client do: refuses it with
+/// `INVALID_ARGUMENT` if it nests deeper than [`MAX_MESSAGE_DEPTH`], then
+/// decodes it with prost on a stack with room for its depth.
+pub fn decode_checked<U: Message + Default + Checked>(bytes: bytes::Bytes) -> Result<U, Status> {
+    let levels =
+        depth::message_depth(&bytes, U::PROTO_NAME, MAX_MESSAGE_DEPTH).map_err(|e| match e {
+            depth::DepthError::TooDeep { limit } => Status::invalid_argument(format!(
+                "the message nests deeper than the limit of {limit} protobuf message levels"
+            )),
+            malformed => {
+                Status::internal(format!("failed to decode Protobuf message: {malformed}"))
+            }
+        })?;
+    let decode = || {
+        U::decode(bytes)
+            .map_err(|e| Status::internal(format!("failed to decode Protobuf message: {e}")))
+    };
+    if levels <= SHALLOW {
+        decode()
+    } else {
+        depth::with_stack_for(levels, decode)
     }
 }

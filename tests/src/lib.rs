@@ -2,6 +2,7 @@
 //! are, and how to load them into a host.
 
 pub mod convert;
+pub mod fuzz;
 pub mod golden;
 pub mod logs;
 pub mod rbac;

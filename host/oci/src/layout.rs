@@ -10,7 +10,9 @@
 //! * an image index: the entry for platform `wasm` (`wasip2`/`wasip1`), or
 //!   the one wasm artifact entry.
 
-use oci_client::manifest::{ImageIndexEntry, OciDescriptor, OciImageIndex, OciImageManifest};
+use oci_client::manifest::{
+    ImageIndexEntry, OciDescriptor, OciImageIndex, OciImageManifest, OciManifest,
+};
 
 /// Layer media types that carry a wasm component.
 pub const WASM_LAYER_MEDIA_TYPES: &[&str] = &[
@@ -87,6 +89,13 @@ pub enum LayoutError {
     NoWasmPlatform(Vec<String>),
     /// Anything else, explained.
     Unsupported(String),
+}
+
+/// Parses the bytes a registry returned for a manifest: an image manifest
+/// or an image index, told apart by their `mediaType` or their fields.
+pub fn parse_manifest(bytes: &[u8]) -> Result<OciManifest, String> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| format!("the manifest is neither an image manifest nor an index: {e}"))
 }
 
 /// Picks the wasm and metadata layers of an image manifest. `config` is the

@@ -149,9 +149,12 @@ pub fn from_annotations(
             .filter(|v| !v.is_empty())
     };
     let xfn = config.and_then(|c| c.get("xfn"));
-    let name = annotation(ANNOTATION_NAME)
-        .cloned()
-        .or_else(|| xfn?.get("name")?.as_str().map(str::to_owned));
+    let name = annotation(ANNOTATION_NAME).cloned().or_else(|| {
+        xfn?.get("name")?
+            .as_str()
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+    });
     let capabilities: Option<Vec<String>> = annotation(ANNOTATION_CAPABILITIES)
         .map(|c| {
             c.split(',')
@@ -164,7 +167,9 @@ pub fn from_annotations(
             let list = xfn?.get("capabilities")?.as_array()?;
             Some(
                 list.iter()
-                    .filter_map(|c| c.as_str().map(str::to_owned))
+                    .filter_map(|c| c.as_str().map(str::trim))
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned)
                     .collect(),
             )
         })
@@ -295,6 +300,17 @@ metadata:
         );
 
         let m = from_annotations(None, None, "repo");
+        assert_eq!(m.name, "repo");
+        assert_eq!(m.capabilities, ["composition"]);
+        assert_eq!(m.source, MetadataSource::Default);
+    }
+
+    /// Found by the oci_config fuzz property on a hand-made seed: a config naming the
+    /// function `""` gave it no name, and `""` became a capability.
+    #[test]
+    fn empty_names_and_capabilities_in_the_config_count_as_unset() {
+        let config = serde_json::json!({"xfn": {"name": "", "capabilities": ["", " ", 5]}});
+        let m = from_annotations(None, Some(&config), "repo");
         assert_eq!(m.name, "repo");
         assert_eq!(m.capabilities, ["composition"]);
         assert_eq!(m.source, MetadataSource::Default);

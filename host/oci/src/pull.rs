@@ -578,9 +578,9 @@ fn too_large(reference: &ImageRef, layer: &OciDescriptor, size: u64, limit: u64)
 }
 
 fn parse_manifest(reference: &ImageRef, bytes: &[u8]) -> Result<OciManifest> {
-    serde_json::from_slice(bytes).map_err(|e| Error::Layout {
+    layout::parse_manifest(bytes).map_err(|reason| Error::Layout {
         reference: reference.text().to_owned(),
-        reason: format!("the manifest is neither an image manifest nor an index: {e}"),
+        reason,
     })
 }
 
