@@ -481,6 +481,8 @@ async fn the_server_bounds_the_streams_of_a_connection() {
         max_streams,
         Some(xfn_host::grpc::server::MAX_STREAMS_PER_CONNECTION)
     );
+    // A graceful stop waits for open connections.
+    drop(tcp);
     server.stop().await.expect("stops cleanly");
 }
 
