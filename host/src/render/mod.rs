@@ -195,13 +195,7 @@ async fn run(
             (key.to_owned(), o.clone())
         })
         .collect();
-    let observed_state = State {
-        composite: Some(ResourceObject::from_json(&inputs.composite)),
-        resources: observed
-            .iter()
-            .map(|(k, v)| (k.clone(), ResourceObject::from_json(v)))
-            .collect(),
-    };
+    let observed_state = observed_state(&inputs.composite, &observed);
     let context = Value::Object(inputs.context.clone()).to_string();
 
     let pipeline = Pipeline {
@@ -212,6 +206,18 @@ async fn run(
     };
     let out = pipeline.run(observed_state, Some(context)).await?;
     output::classic::build(&inputs.composite, &observed, out)
+}
+
+/// The observed state functions are sent: the XR and the observed
+/// composed resources, by composition resource name.
+fn observed_state(xr: &Value, observed: &BTreeMap<String, Value>) -> State {
+    State {
+        composite: Some(ResourceObject::from_json(xr)),
+        resources: observed
+            .iter()
+            .map(|(k, v)| (k.clone(), ResourceObject::from_json(v)))
+            .collect(),
+    }
 }
 
 /// The engine's render: the XR prepared as its reconciler has it, each
@@ -229,14 +235,7 @@ async fn run_engine(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),
     );
-    let observed_state = State {
-        composite: Some(ResourceObject::from_json(&prepared.observed_xr)),
-        resources: prepared
-            .observed
-            .iter()
-            .map(|(k, v)| (k.clone(), ResourceObject::from_json(v)))
-            .collect(),
-    };
+    let observed_state = observed_state(&prepared.observed_xr, &prepared.observed);
     let context = Value::Object(inputs.context.clone()).to_string();
     let pipeline = Pipeline {
         steps: &steps,

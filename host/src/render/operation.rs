@@ -28,11 +28,11 @@ use super::context_fn::{self, ContextFunction};
 use super::inputs::{self, InputError};
 use super::object::{name, str_at};
 use super::{
-    CONDITION_TIME, Compat, FileResolver, PrintOptions, RenderError, load, runtimes, steps, tag,
+    CONDITION_TIME, Compat, FileResolver, PrintOptions, RenderError, load, output, runtimes, steps,
+    tag,
 };
 use crate::WasmRuntime;
 use crate::pipeline::{Pipeline, PipelineError, PipelineOutput, RunOptions, StepResult};
-use crate::protocol::Severity;
 
 /// The API version of Crossplane's Operations.
 pub const OPS_API_VERSION: &str = "ops.crossplane.io/v1alpha1";
@@ -552,24 +552,8 @@ fn result_document(r: &StepResult, shape: Compat) -> Value {
             "message": message,
         }),
         Compat::Engine => {
-            let (severity, message) = match r.result.severity {
-                Severity::Normal => ("Normal", format!("Pipeline step {:?}: {message}", r.step)),
-                Severity::Warning => ("Warning", format!("Pipeline step {:?}: {message}", r.step)),
-                _ => (
-                    "Warning",
-                    format!(
-                        "Pipeline step {:?} returned a result of unknown severity (assuming warning): {message}",
-                        r.step
-                    ),
-                ),
-            };
-            json!({
-                "apiVersion": "render.crossplane.io/v1beta1",
-                "kind": "Result",
-                "severity": severity,
-                "reason": "RunPipelineStep",
-                "message": message,
-            })
+            let (severity, message) = output::result_event(&r.step, r.result.severity, message);
+            output::engine::event(severity, "RunPipelineStep", &message)
         }
     }
 }

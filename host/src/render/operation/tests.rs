@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::protocol::FunctionResult;
+use crate::protocol::{FunctionResult, Severity};
 use crate::render::Compat;
 
 fn cron() -> Value {

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::{
-    Outputs, SYSTEM_CONDITION_TYPES, condition, function_condition, parse_object,
-    set_composed_metadata, set_conditions, stable_n_and_some_more,
+    Outputs, SYSTEM_CONDITION_TYPES, composed_resources, function_condition, parse_object,
+    ready_condition, set_conditions,
 };
 use crate::pipeline::PipelineOutput;
 use crate::protocol::Ready;
@@ -22,28 +22,9 @@ pub fn build(
     observed: &BTreeMap<String, Value>,
     out: PipelineOutput,
 ) -> Result<Outputs, RenderError> {
-    let mut unready = Vec::new();
-    let mut composed = Vec::new();
-    // The desired state's resources are sorted by name, and so is the output.
-    let mut desired: Vec<_> = out.desired.resources.into_iter().collect();
-    desired.sort_by(|a, b| a.0.cmp(&b.0));
-    for (resource_name, resource) in desired {
-        if resource.ready != Ready::True {
-            unready.push(resource_name.clone());
-        }
-        let mut object = parse_object(resource.resource.as_deref()).map_err(|e| {
-            RenderError::Output(format!(
-                "cannot unmarshal desired composed resource {resource_name:?}: {e}"
-            ))
-        })?;
-        if let Some(existing) = observed.get(&resource_name) {
-            for key in ["namespace", "name", "generateName"] {
-                set_metadata_str(&mut object, key, str_at(existing, &["metadata", key]));
-            }
-        }
-        set_composed_metadata(&mut object, xr, &resource_name)?;
-        composed.push(object);
-    }
+    let super::Composed { resources, unready } =
+        composed_resources(out.desired.resources, xr, observed)?;
+    let composed: Vec<Value> = resources.into_iter().map(|(_, object)| object).collect();
 
     let composite_state = out.desired.composite;
     let mut composite = parse_object(composite_state.as_ref().and_then(|c| c.resource.as_deref()))
@@ -61,16 +42,7 @@ pub fn build(
     );
 
     let composite_ready = composite_state.map_or(Ready::Unspecified, |c| c.ready);
-    let ready = match composite_ready {
-        Ready::False => condition("Ready", "False", "Creating", ""),
-        Ready::Unspecified if !unready.is_empty() => condition(
-            "Ready",
-            "False",
-            "Creating",
-            &format!("Unready resources: {}", stable_n_and_some_more(3, unready)),
-        ),
-        _ => condition("Ready", "True", "Available", ""),
-    };
+    let ready = ready_condition(composite_ready, &unready);
     let mut conditions = vec![ready];
     conditions.extend(
         out.conditions

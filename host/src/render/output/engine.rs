@@ -6,11 +6,12 @@
 use serde_json::{Map, Value, json};
 
 use super::{
-    CONDITION_TIME, Outputs, SYSTEM_CONDITION_TYPES, condition, function_condition, parse_object,
-    set_composed_metadata, set_conditions, stable_n_and_some_more, typed_condition,
+    CONDITION_TIME, Outputs, SYSTEM_CONDITION_TYPES, composed_resources, condition,
+    function_condition, parse_object, ready_condition, result_event, set_conditions,
+    typed_condition,
 };
 use crate::pipeline::PipelineOutput;
-use crate::protocol::{Ready, Severity};
+use crate::protocol::Ready;
 use crate::render::RenderError;
 use crate::render::engine::{Prepared, child_name, resource_refs, set_at};
 use crate::render::object::{name, object_at, set_metadata_str, str_at, value_at};
@@ -26,25 +27,10 @@ pub fn build(
     capture_context: bool,
 ) -> Result<Outputs, RenderError> {
     let xr = &prepared.observed_xr;
-    let mut unready = Vec::new();
-    let mut composed = Vec::new();
-    let mut desired: Vec<_> = out.desired.resources.into_iter().collect();
-    desired.sort_by(|a, b| a.0.cmp(&b.0));
-    for (resource_name, resource) in desired {
-        if resource.ready != Ready::True {
-            unready.push(resource_name.clone());
-        }
-        let mut object = parse_object(resource.resource.as_deref()).map_err(|e| {
-            RenderError::Output(format!(
-                "cannot unmarshal desired composed resource {resource_name:?}: {e}"
-            ))
-        })?;
-        if let Some(existing) = prepared.observed.get(&resource_name) {
-            for key in ["namespace", "name", "generateName"] {
-                set_metadata_str(&mut object, key, str_at(existing, &["metadata", key]));
-            }
-        }
-        set_composed_metadata(&mut object, xr, &resource_name)?;
+    let super::Composed { resources, unready } =
+        composed_resources(out.desired.resources, xr, &prepared.observed)?;
+    let mut composed = Vec::with_capacity(resources.len());
+    for (resource_name, mut object) in resources {
         if name(&object).is_empty() {
             let generated = child_name(
                 str_at(&object, &["metadata", "generateName"]),
@@ -85,19 +71,7 @@ pub fn build(
     composite["status"] = status;
 
     let composite_ready = composite_state.map_or(Ready::Unspecified, |c| c.ready);
-    let ready = match composite_ready {
-        Ready::False => condition("Ready", "False", "Creating", ""),
-        Ready::Unspecified if !unready.is_empty() => condition(
-            "Ready",
-            "False",
-            "Creating",
-            &format!(
-                "Unready resources: {}",
-                stable_n_and_some_more(3, unready.clone())
-            ),
-        ),
-        _ => condition("Ready", "True", "Available", ""),
-    };
+    let ready = ready_condition(composite_ready, &unready);
     let mut conditions = vec![condition("Responsive", "True", "WatchCircuitClosed", "")];
     conditions.extend(
         out.conditions
@@ -116,24 +90,7 @@ pub fn build(
     )];
     for r in &out.results {
         let reason = r.result.reason.as_deref().unwrap_or("ComposeResources");
-        let (severity, message) = match r.result.severity {
-            Severity::Normal => (
-                "Normal",
-                format!("Pipeline step {:?}: {}", r.step, r.result.message),
-            ),
-            Severity::Warning => (
-                "Warning",
-                format!("Pipeline step {:?}: {}", r.step, r.result.message),
-            ),
-            // Fatal results end the render before output is built.
-            Severity::Unspecified | Severity::Fatal => (
-                "Warning",
-                format!(
-                    "Pipeline step {:?} returned a result of unknown severity (assuming warning): {}",
-                    r.step, r.result.message
-                ),
-            ),
-        };
+        let (severity, message) = result_event(&r.step, r.result.severity, &r.result.message);
         results.push(event(severity, reason, &message));
     }
     // Upstream records these in Go map order; here they follow the names.
@@ -166,7 +123,7 @@ pub fn build(
 }
 
 /// A `Result` document made from an event.
-fn event(severity: &str, reason: &str, message: &str) -> Value {
+pub fn event(severity: &str, reason: &str, message: &str) -> Value {
     json!({
         "apiVersion": "render.crossplane.io/v1beta1",
         "kind": "Result",

@@ -10,7 +10,9 @@ use serde_json::{Map, Value, json};
 
 use super::RenderError;
 use super::object::{name, object_at, set_metadata_str, str_at, value_at};
-use crate::protocol::{Condition, ConditionStatus};
+use std::collections::BTreeMap;
+
+use crate::protocol::{Condition, ConditionStatus, Ready, ResourceObject, Severity};
 
 /// Annotation naming a composed resource's entry in the desired state.
 pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
@@ -148,6 +150,83 @@ pub fn set_composed_metadata(
     refs.retain(|r| str_at(r, &["uid"]) != uid);
     refs.push(owner);
     Ok(())
+}
+
+/// The composed resources render prints, by name, and the names of those
+/// not ready.
+pub struct Composed {
+    /// Each resource's name and object, sorted by name.
+    pub resources: Vec<(String, Value)>,
+    /// The names of the resources not marked ready.
+    pub unready: Vec<String>,
+}
+
+/// The desired composed resources, sorted by name, each with the identity
+/// of its observed counterpart kept and Crossplane's composed metadata set.
+/// Both output modes start here.
+pub fn composed_resources(
+    mut desired: Vec<(String, ResourceObject)>,
+    xr: &Value,
+    observed: &BTreeMap<String, Value>,
+) -> Result<Composed, RenderError> {
+    desired.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut unready = Vec::new();
+    let mut composed = Vec::with_capacity(desired.len());
+    for (resource_name, resource) in desired {
+        if resource.ready != Ready::True {
+            unready.push(resource_name.clone());
+        }
+        let mut object = parse_object(resource.resource.as_deref()).map_err(|e| {
+            RenderError::Output(format!(
+                "cannot unmarshal desired composed resource {resource_name:?}: {e}"
+            ))
+        })?;
+        if let Some(existing) = observed.get(&resource_name) {
+            for key in ["namespace", "name", "generateName"] {
+                set_metadata_str(&mut object, key, str_at(existing, &["metadata", key]));
+            }
+        }
+        set_composed_metadata(&mut object, xr, &resource_name)?;
+        composed.push((resource_name, object));
+    }
+    Ok(Composed {
+        resources: composed,
+        unready,
+    })
+}
+
+/// The XR's `Ready` condition: the composite's own readiness if a function
+/// set it, else `Creating` while any composed resource is unready.
+pub fn ready_condition(composite: Ready, unready: &[String]) -> Value {
+    match composite {
+        Ready::False => condition("Ready", "False", "Creating", ""),
+        Ready::Unspecified if !unready.is_empty() => condition(
+            "Ready",
+            "False",
+            "Creating",
+            &format!(
+                "Unready resources: {}",
+                stable_n_and_some_more(3, unready.to_vec())
+            ),
+        ),
+        _ => condition("Ready", "True", "Available", ""),
+    }
+}
+
+/// The event Crossplane's reconcilers record for a function's non-fatal
+/// result: its type (`Normal` or `Warning`) and message.
+pub fn result_event(step: &str, severity: Severity, message: &str) -> (&'static str, String) {
+    match severity {
+        Severity::Normal => ("Normal", format!("Pipeline step {step:?}: {message}")),
+        Severity::Warning => ("Warning", format!("Pipeline step {step:?}: {message}")),
+        // Fatal results end a render before its output is built.
+        Severity::Unspecified | Severity::Fatal => (
+            "Warning",
+            format!(
+                "Pipeline step {step:?} returned a result of unknown severity (assuming warning): {message}"
+            ),
+        ),
+    }
 }
 
 /// A condition with render's fixed time; an empty message is omitted.
