@@ -610,7 +610,7 @@ case("flag-max-concurrency", standard({}), ["--max-concurrency", "2"], NO_RESOUR
 case("flag-project-file", standard({}, {"crossplane-project.yaml": "apiVersion: meta.dev.upbound.io/v1alpha1\nkind: Project\n"}),
      ["-f", "crossplane-project.yaml"],
      error='xfn: error: --project-file "crossplane-project.yaml": xfn does not read Crossplane projects (crossplane-project.yaml) or build their '
-           'embedded functions; pass the Functions file or directory as the third argument instead')
+           'embedded functions; pass the Functions file or directory as an argument instead')
 # Global flags of the current CLI.
 case("flag-verbose-and-config", standard({}, {"config.json": "{}\n"}), ["-v", "--config", "config.json"], NO_RESOURCES)
 

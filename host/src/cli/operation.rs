@@ -2,15 +2,13 @@
 //! This module only parses them; `xfn_host::render::operation` loads,
 //! runs and prints.
 
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
+use xfn_host::render::PrintOptions;
 use xfn_host::render::operation::{self, OperationFiles};
-use xfn_host::render::{self as host_render, PrintOptions};
 
-use super::render::{CompatArg, EngineArgs, ProjectArgs};
+use super::render::RunArgs;
 
 /// Commands on Operations.
 #[derive(Debug, clap::Subcommand)]
@@ -57,33 +55,10 @@ pub struct OperationRenderArgs {
     /// A YAML file specifying the watched resource of a WatchOperation; it is also added to the required resources.
     #[arg(short = 'w', long, value_name = "PATH")]
     pub watched_resource: Option<PathBuf>,
-    /// How long to run before timing out (10ms to 1day); each function call gets as long.
-    #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
-    pub timeout: Duration,
-    /// Which crossplane output to match: classic (`crossplane alpha render op`, CLI v2.2) or engine (`crossplane operation render`, CLI v2.3 and later).
-    #[arg(
-        long,
-        value_enum,
-        default_value = "classic",
-        env = "XFN_RENDER_COMPAT",
-        value_name = "MODE"
-    )]
-    pub compat: CompatArg,
-
-    /// The engine flags of `crossplane operation render`.
+    /// What every render command shares: timeout, output mode, engine and
+    /// project flags, registries, memory.
     #[command(flatten)]
-    pub engine: EngineArgs,
-    /// The project flags of `crossplane operation render`.
-    #[command(flatten)]
-    pub project: ProjectArgs,
-
-    /// Registries and the cache.
-    #[command(flatten)]
-    pub registry: super::oci::RegistryArgs,
-    /// Most memory one function call may use, in MiB (at least 1).
-    #[arg(long, default_value_t = 256, value_name = "MIB",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub memory_limit: usize,
+    pub run: RunArgs,
 }
 
 impl OperationRenderArgs {
@@ -99,11 +74,8 @@ impl OperationRenderArgs {
             function_annotations: self.function_annotations.clone(),
             watched_resource: self.watched_resource.clone(),
             include_context: self.include_context,
-            timeout: self.timeout,
-            shape: match self.compat {
-                CompatArg::Classic => host_render::Compat::Classic,
-                CompatArg::Engine => host_render::Compat::Engine,
-            },
+            timeout: self.run.timeout,
+            shape: self.run.compat(),
         }
     }
 }
@@ -116,17 +88,8 @@ pub async fn run(command: OperationCommand) -> Result<()> {
 }
 
 async fn render(args: OperationRenderArgs) -> Result<()> {
-    args.project.check()?;
-    for note in args.engine.notes() {
-        eprintln!("xfn: {note}");
-    }
+    let (wasm, registry) = args.run.start()?;
     let inputs = operation::load(&args.files())?;
-    let wasm = super::render::wasm_runtime(
-        args.registry.cache_dir.clone(),
-        args.memory_limit,
-        args.timeout,
-    )?;
-    let registry = args.registry.options();
     let print = PrintOptions {
         include_results: args.include_function_results,
         include_context: args.include_context,
@@ -139,10 +102,5 @@ async fn render(args: OperationRenderArgs) -> Result<()> {
         args.include_full_operation,
     )
     .await?;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(yaml.as_bytes())
-        .context("cannot write to stdout")?;
-    stdout.flush().context("cannot write to stdout")?;
-    Ok(())
+    super::render::print(&yaml)
 }

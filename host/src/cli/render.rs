@@ -58,13 +58,22 @@ pub struct RenderArgs {
     /// Override an annotation on every Function (KEY=VALUE; repeatable).
     #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE")]
     pub function_annotations: Vec<String>,
-    /// How long to run before timing out (10ms to 1day); each function call gets as long.
-    #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
-    pub timeout: Duration,
     /// A YAML file specifying the CompositeResourceDefinition (XRD) that defines the XR's schema and properties.
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
-    /// Which crossplane render's output to match: classic (CLI v1.15 to v2.2) or engine (CLI v2.3 and later, core engine at 2d040d2).
+    /// What every render command shares: timeout, output mode, engine and
+    /// project flags, registries, memory.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The flags every render command shares.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// How long to run before timing out (10ms to 1day); each function call gets as long.
+    #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
+    pub timeout: Duration,
+    /// Which crossplane output to match: classic (CLI v2.2 and before) or engine (CLI v2.3 and later, core engine at 2d040d2).
     #[arg(
         long,
         value_enum,
@@ -73,14 +82,12 @@ pub struct RenderArgs {
         value_name = "MODE"
     )]
     pub compat: CompatArg,
-
-    /// The engine flags of `crossplane composition render`.
+    /// The engine flags of the current `crossplane` render commands.
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// The project flags of `crossplane composition render`.
+    /// The project flags of the current `crossplane` render commands.
     #[command(flatten)]
     pub project: ProjectArgs,
-
     /// Registries and the cache.
     #[command(flatten)]
     pub registry: super::oci::RegistryArgs,
@@ -88,6 +95,40 @@ pub struct RenderArgs {
     #[arg(long, default_value_t = 256, value_name = "MIB",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_limit: usize,
+}
+
+impl RunArgs {
+    /// The output mode.
+    pub fn compat(&self) -> render::Compat {
+        match self.compat {
+            CompatArg::Classic => render::Compat::Classic,
+            CompatArg::Engine => render::Compat::Engine,
+        }
+    }
+
+    /// Refuses the project flags xfn cannot honour, notes the engine flags
+    /// it doesn't need, and builds the wasm runtime and registry options.
+    pub fn start(&self) -> Result<(WasmRuntime, xfn_oci::RegistryOptions)> {
+        self.project.check()?;
+        for note in self.engine.notes() {
+            eprintln!("xfn: {note}");
+        }
+        let wasm = wasm_runtime(
+            self.registry.cache_dir.clone(),
+            self.memory_limit,
+            self.timeout,
+        )?;
+        Ok((wasm, self.registry.options()))
+    }
+}
+
+/// Prints a render's YAML stream on stdout.
+pub fn print(yaml: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(yaml.as_bytes())
+        .context("cannot write to stdout")?;
+    stdout.flush().context("cannot write to stdout")
 }
 
 /// The flags that choose the engine of `crossplane composition render`.
@@ -148,7 +189,7 @@ impl ProjectArgs {
     pub fn check(&self) -> Result<()> {
         if let Some(path) = &self.project_file {
             anyhow::bail!(
-                "--project-file {:?}: xfn does not read Crossplane projects (crossplane-project.yaml) or build their embedded functions; pass the Functions file or directory as the third argument instead",
+                "--project-file {:?}: xfn does not read Crossplane projects (crossplane-project.yaml) or build their embedded functions; pass the Functions file or directory as an argument instead",
                 path.display().to_string()
             );
         }
@@ -181,7 +222,7 @@ impl RenderArgs {
             function_credentials: self.function_credentials.clone(),
             function_annotations: self.function_annotations.clone(),
             xrd: self.xrd.clone(),
-            timeout: self.timeout,
+            timeout: self.run.timeout,
         }
     }
 
@@ -193,10 +234,7 @@ impl RenderArgs {
                 include_context: self.include_context,
             },
             include_full_xr: self.include_full_xr,
-            compat: match self.compat {
-                CompatArg::Classic => render::Compat::Classic,
-                CompatArg::Engine => render::Compat::Engine,
-            },
+            compat: self.run.compat(),
         }
     }
 }
@@ -225,24 +263,10 @@ pub async fn run_composition(args: CompositionArgs) -> Result<()> {
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    args.project.check()?;
-    for note in args.engine.notes() {
-        eprintln!("xfn: {note}");
-    }
+    let (wasm, registry) = args.run.start()?;
     let inputs = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
-    let wasm = wasm_runtime(
-        args.registry.cache_dir.clone(),
-        args.memory_limit,
-        args.timeout,
-    )?;
-    let registry = args.registry.options();
     let yaml = render::render_yaml(&inputs, &wasm, &registry, args.options()).await?;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(yaml.as_bytes())
-        .context("cannot write to stdout")?;
-    stdout.flush().context("cannot write to stdout")?;
-    Ok(())
+    print(&yaml)
 }
 
 /// Builds the wasm runtime render uses, with the on-disk compile cache:
