@@ -384,6 +384,44 @@ async fn refuses_an_endless_manifest_while_reading_it() {
 }
 
 #[tokio::test]
+async fn refuses_an_endless_token_response_while_reading_it() {
+    use oci_support::hostile::{Hostile, Misbehaviour};
+    // Up to 256 MiB if nothing stops reading; the limit is 1 MiB.
+    let registry = Hostile::start(Misbehaviour::EndlessToken { cap: 256 << 20 }).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = hostile_options(dir.path(), &registry);
+    let reference = registry.reference("endless/token:v1");
+    let err = resolve(&reference, PullPolicy::Always, &options)
+        .await
+        .unwrap_err();
+    eprintln!("{err}");
+    assert!(
+        matches!(&err, Error::BodyTooLarge { what, limit, .. } if what == "token response" && *limit == 1 << 20),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&registry.addr), "{err}");
+    let sent = registry.sent.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(sent < 64 << 20, "read {sent} bytes of an endless token");
+    assert_cache_empty(&options);
+}
+
+#[tokio::test]
+async fn a_bearer_token_from_the_registrys_realm_is_sent_with_each_request() {
+    use oci_support::hostile::{Hostile, Misbehaviour};
+    // The registry answers 404 to a manifest request that carries its token
+    // and 401 to one that doesn't: NotFound shows the token was sent.
+    let registry = Hostile::start(Misbehaviour::TokenAuth).await;
+    let dir = tempfile::tempdir().unwrap();
+    let options = hostile_options(dir.path(), &registry);
+    let reference = registry.reference("token/hello:v1");
+    let err = resolve(&reference, PullPolicy::Always, &options)
+        .await
+        .unwrap_err();
+    eprintln!("{err}");
+    assert!(matches!(&err, Error::NotFound { .. }), "{err:?}");
+}
+
+#[tokio::test]
 async fn a_pull_that_drips_stops_at_its_deadline() {
     use oci_support::hostile::{Hostile, Misbehaviour};
     // A byte every 200 ms never trips the 60 s read timeout; 2,000 bytes

@@ -32,6 +32,7 @@ pub mod package;
 mod pull;
 mod push;
 mod reference;
+mod token;
 mod transport;
 pub mod xpkg;
 

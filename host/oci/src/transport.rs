@@ -1,6 +1,6 @@
 //! Connecting to a registry: TLS (rustls with the ring provider, extra CA
 //! certificates), plain HTTP for insecure and loopback registries, and the
-//! first authenticated request.
+//! token handshake (see [`crate::token`]).
 
 use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
@@ -13,6 +13,7 @@ use crate::auth;
 use crate::error::{ConnectFailure, Error, Result, connect_failure, from_oci};
 use crate::options::RegistryOptions;
 use crate::reference::ImageRef;
+use crate::token::{self, HandshakeError};
 
 /// An authenticated connection to the registry of one reference.
 pub(crate) struct Session {
@@ -45,36 +46,46 @@ impl Session {
         let auth = auth::credentials_for(registry, options).await?;
         let certs = read_ca_certs(options)?;
         let insecure = options.is_insecure(registry);
-        let protocol = if insecure {
-            ClientProtocol::Http
-        } else {
-            ClientProtocol::Https
-        };
-        let client = build_client(reference, protocol, &certs, options)?;
+        let http = build_http(reference, &certs, options)?;
         let mut scheme = if insecure { "http" } else { "https" };
-        let (client, token) = match client.auth(reference.oci(), &auth, op).await {
-            Ok(token) => (client, token),
-            Err(OciDistributionError::RequestError(e))
+        let token = match handshake(&http, scheme, reference, &auth, op).await {
+            Err(HandshakeError::Transport(e))
                 if !insecure
                     && reference.is_loopback()
                     && connect_failure(&e) == ConnectFailure::NotTls =>
             {
                 tracing::debug!("{registry} does not speak TLS; using plain HTTP (loopback)");
-                let client = build_client(reference, ClientProtocol::Http, &certs, options)?;
-                let token = client
-                    .auth(reference.oci(), &auth, op)
-                    .await
-                    .map_err(|e| from_oci(reference.text(), registry, e))?;
                 scheme = "http";
-                (client, token)
+                handshake(&http, scheme, reference, &auth, op).await
             }
-            Err(e) => return Err(from_oci(reference.text(), registry, e)),
+            other => other,
+        }
+        .map_err(|e| handshake_error(reference, e))?;
+        let protocol = if scheme == "http" {
+            ClientProtocol::Http
+        } else {
+            ClientProtocol::Https
         };
+        let client = build_client(reference, protocol, &certs, options)?;
+        if op == RegistryOperation::Push {
+            // Pushes go through oci-client: hand it the token (which costs
+            // no request), or the credentials when the registry asked for
+            // no token. (oci-client then probes `/v2/` once more itself; a
+            // registry that only now turns to tokens would get its token
+            // read unbounded. Pulls never reach that code.)
+            let auth = token
+                .clone()
+                .map_or_else(|| auth.clone(), RegistryAuth::Bearer);
+            client
+                .auth(reference.oci(), &auth, op)
+                .await
+                .map_err(|e| from_oci(reference.text(), registry, e))?;
+        }
         Ok(Session {
             client,
             auth,
             reference: reference.clone(),
-            http: build_http(reference, &certs, options)?,
+            http,
             scheme,
             token,
         })
@@ -113,6 +124,38 @@ impl Session {
     /// Maps an oci-client error to ours, naming this session's reference.
     pub fn error(&self, err: OciDistributionError) -> Error {
         from_oci(self.reference.text(), self.reference.registry(), err)
+    }
+}
+
+/// The token handshake with `reference`'s registry over `scheme`.
+async fn handshake(
+    http: &reqwest::Client,
+    scheme: &str,
+    reference: &ImageRef,
+    auth: &RegistryAuth,
+    op: RegistryOperation,
+) -> std::result::Result<Option<String>, HandshakeError> {
+    let oci = reference.oci();
+    let base = format!("{scheme}://{}", oci.resolve_registry());
+    token::bearer_token(http, &base, oci.repository(), auth, op).await
+}
+
+/// Our error for a failed handshake with `reference`'s registry.
+fn handshake_error(reference: &ImageRef, err: HandshakeError) -> Error {
+    let registry = reference.registry();
+    match err {
+        HandshakeError::Transport(e) => from_oci(
+            reference.text(),
+            registry,
+            OciDistributionError::RequestError(e),
+        ),
+        HandshakeError::Refused(e) => from_oci(reference.text(), registry, e),
+        HandshakeError::TokenTooLarge { limit } => Error::BodyTooLarge {
+            reference: reference.text().to_owned(),
+            registry: registry.to_owned(),
+            what: String::from("token response"),
+            limit,
+        },
     }
 }
 
