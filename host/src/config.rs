@@ -26,8 +26,13 @@ pub struct HostConfig {
     /// (zeroed in place) for the next call instead of being returned to the
     /// kernel and faulted back in page by page. Bigger makes large requests
     /// cost in proportion to their size; each pool slot may then hold this
-    /// much resident after a large call.
+    /// much resident after a large call, within `resident_budget`.
     pub keep_resident: usize,
+    /// Most bytes the whole pool keeps resident between calls: each memory
+    /// slot keeps at most this divided by the number of memory slots (see
+    /// [`HostConfig::keep_resident_per_slot`]), so however many slots a
+    /// burst used, at most this much is left behind.
+    pub resident_budget: usize,
 }
 
 impl HostConfig {
@@ -38,6 +43,25 @@ impl HostConfig {
         self.max_calls_per_function
             .unwrap_or(pool / 2)
             .clamp(1, pool)
+    }
+
+    /// Slots kept for functions that hold none: a function's second and
+    /// later concurrent calls may use all but these, so that two busy
+    /// functions, each within its share, cannot fill the pool between
+    /// them. A quarter of the pool (none for pools under four).
+    pub fn reserved_slots(&self) -> u32 {
+        self.max_concurrent_calls.max(1) / 4
+    }
+
+    /// Bytes each pooled memory keeps resident between calls:
+    /// `keep_resident`, but no more than the pool's `resident_budget`
+    /// shared over all its memory slots (`max_concurrent_calls` times
+    /// the most memories a call may have, 4). The pool spreads calls over
+    /// per-thread shards, so a burst may leave any of its slots used.
+    pub fn keep_resident_per_slot(&self) -> usize {
+        let slots = (self.max_concurrent_calls.max(1) as usize)
+            .saturating_mul(crate::sandbox::MAX_MEMORIES);
+        self.keep_resident.min(self.resident_budget / slots)
     }
 }
 
@@ -52,6 +76,7 @@ impl Default for HostConfig {
             max_concurrent_calls: 128,
             max_calls_per_function: None,
             keep_resident: 16 << 20,
+            resident_budget: 512 << 20,
         }
     }
 }

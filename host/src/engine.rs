@@ -1,6 +1,7 @@
 //! The wasmtime engine shared by every function, and the epoch clock that
 //! enforces call deadlines.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread;
 
@@ -22,7 +23,11 @@ pub struct HostEngine {
 struct Inner {
     engine: Engine,
     config: HostConfig,
+    /// The pool: one permit per instance slot.
     slots: Semaphore,
+    /// The slots a function's second and later concurrent calls may use:
+    /// the pool less [`HostConfig::reserved_slots`].
+    beyond_first: Semaphore,
 }
 
 impl HostEngine {
@@ -47,11 +52,14 @@ impl HostEngine {
             Engine::new(&wasm_config(&config, false))
                 .map_err(|e| crate::Error::Engine(e.to_string()))?
         };
-        let slots = Semaphore::new(config.max_concurrent_calls.max(1) as usize);
+        let pool = config.max_concurrent_calls.max(1);
+        let slots = Semaphore::new(pool as usize);
+        let beyond_first = Semaphore::new((pool - config.reserved_slots()) as usize);
         let inner = Arc::new(Inner {
             engine,
             config,
             slots,
+            beyond_first,
         });
         spawn_ticker(Arc::downgrade(&inner));
         Ok(HostEngine { inner })
@@ -68,16 +76,28 @@ impl HostEngine {
     }
 
     /// Waits for one of `function`'s own slots (see
-    /// [`HostConfig::calls_per_function`]), then for one of the
-    /// `max_concurrent_calls` slots of the pool: at most as many calls hold
-    /// an instance as the pool has slots, no function holds more than its
-    /// share, and the rest wait their turn instead of failing.
+    /// [`HostConfig::calls_per_function`]); unless it is the function's
+    /// only call in flight, for a slot outside the reserve (see
+    /// [`HostConfig::reserved_slots`]); then for one of the
+    /// `max_concurrent_calls` slots of the pool. So at most as many calls
+    /// hold an instance as the pool has slots, no function holds more than
+    /// its share, a function with no call in flight finds a slot even when
+    /// busy functions have taken all they may, and the rest wait their turn
+    /// instead of failing.
     pub async fn call_slot<'a>(&'a self, function: &'a FunctionSlots) -> CallSlot<'a> {
         // The semaphores are never closed, so these always get permits.
-        let own = function.0.acquire().await.ok();
+        let own = function.share.acquire().await.ok();
+        let active = ActiveCall::start(&function.active);
+        let beyond_first = if active.is_first {
+            None
+        } else {
+            self.inner.beyond_first.acquire().await.ok()
+        };
         let pooled = self.inner.slots.acquire().await.ok();
         CallSlot {
             _own: own,
+            _active: active,
+            _beyond_first: beyond_first,
             _pooled: pooled,
             _in_use: crate::metrics::InstanceInUse::start(),
         }
@@ -85,20 +105,50 @@ impl HostEngine {
 
     /// The slots of a new function.
     pub fn function_slots(&self) -> FunctionSlots {
-        FunctionSlots(Semaphore::new(
-            self.inner.config.calls_per_function() as usize
-        ))
+        FunctionSlots {
+            share: Semaphore::new(self.inner.config.calls_per_function() as usize),
+            active: AtomicU32::new(0),
+        }
     }
 }
 
-/// The call slots of one function: its share of the pool.
+/// The call slots of one function: its share of the pool, and how many of
+/// its calls hold one.
 #[derive(Debug)]
-pub struct FunctionSlots(Semaphore);
+pub struct FunctionSlots {
+    share: Semaphore,
+    active: AtomicU32,
+}
+
+/// One of a function's calls that holds one of its slots.
+struct ActiveCall<'a> {
+    active: &'a AtomicU32,
+    /// Whether no other call of the function held a slot when it started.
+    is_first: bool,
+}
+
+impl<'a> ActiveCall<'a> {
+    fn start(active: &'a AtomicU32) -> ActiveCall<'a> {
+        let before = active.fetch_add(1, Ordering::AcqRel);
+        ActiveCall {
+            active,
+            is_first: before == 0,
+        }
+    }
+}
+
+impl Drop for ActiveCall<'_> {
+    fn drop(&mut self) {
+        self.active.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// A held call slot: room for one instance, counted in the metrics as in
 /// use until it is dropped.
 pub struct CallSlot<'a> {
     _own: Option<SemaphorePermit<'a>>,
+    _active: ActiveCall<'a>,
+    _beyond_first: Option<SemaphorePermit<'a>>,
     _pooled: Option<SemaphorePermit<'a>>,
     _in_use: crate::metrics::InstanceInUse,
 }
@@ -132,7 +182,7 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
             .max_unused_warm_slots(calls.min(16))
             // Reset reused slots in place instead of unmapping them, so the
             // next call doesn't fault its memory back in page by page.
-            .linear_memory_keep_resident(config.keep_resident)
+            .linear_memory_keep_resident(config.keep_resident_per_slot())
             .table_keep_resident(TABLE_KEEP_RESIDENT)
             .pagemap_scan(wasmtime::Enabled::Auto);
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
@@ -157,5 +207,76 @@ fn spawn_ticker(inner: Weak<Inner>) {
         });
     if let Err(e) = spawned {
         tracing::warn!("cannot start the epoch thread, call deadlines are not enforced: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::FutureExt;
+
+    use super::*;
+
+    /// An engine without a pool, whose call slots are counted as a pool of
+    /// `calls`.
+    fn engine(calls: u32) -> HostEngine {
+        HostEngine::new(HostConfig {
+            pooling: false,
+            max_concurrent_calls: calls,
+            ..HostConfig::default()
+        })
+        .unwrap()
+    }
+
+    /// Takes every slot `function` can get without waiting.
+    fn take_all<'a>(engine: &'a HostEngine, function: &'a FunctionSlots) -> Vec<CallSlot<'a>> {
+        std::iter::from_fn(|| engine.call_slot(function).now_or_never()).collect()
+    }
+
+    #[test]
+    fn two_busy_functions_leave_slots_for_a_third() {
+        // A pool of 16: each function's share is 8, and 4 are kept for
+        // functions with no call in flight.
+        let engine = engine(16);
+        let (a, b, c) = (
+            engine.function_slots(),
+            engine.function_slots(),
+            engine.function_slots(),
+        );
+        let held_a = take_all(&engine, &a);
+        let held_b = take_all(&engine, &b);
+        assert_eq!(held_a.len(), 8, "a function gets its whole share");
+        // b's first call comes from the reserve; its others share what a
+        // left of the 12 unreserved slots.
+        assert_eq!(held_b.len(), 6);
+        let first_c = engine.call_slot(&c).now_or_never();
+        assert!(first_c.is_some(), "a third function waits for no one");
+        // But its second call is beyond its first, and must wait.
+        assert!(engine.call_slot(&c).now_or_never().is_none());
+        drop(held_a);
+        assert!(engine.call_slot(&c).now_or_never().is_some());
+    }
+
+    #[test]
+    fn a_lone_function_still_gets_its_whole_share() {
+        let four = engine(4);
+        let function = four.function_slots();
+        assert_eq!(take_all(&four, &function).len(), 2);
+        let small = engine(1);
+        let function = small.function_slots();
+        assert_eq!(take_all(&small, &function).len(), 1);
+    }
+
+    #[test]
+    fn the_pool_keeps_at_most_its_budget_resident() {
+        let config = |calls| HostConfig {
+            max_concurrent_calls: calls,
+            ..HostConfig::default()
+        };
+        // 512 MiB over 128 calls' 4 memories each is 1 MiB a memory; with
+        // 8 calls, each may keep 16 MiB.
+        assert_eq!(config(128).keep_resident_per_slot(), 1 << 20);
+        assert_eq!(config(8).keep_resident_per_slot(), 16 << 20);
+        assert_eq!(config(128).reserved_slots(), 32);
+        assert_eq!(config(3).reserved_slots(), 0);
     }
 }
