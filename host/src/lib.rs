@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod function;
 pub mod grpc;
+pub mod guest_log;
 pub mod metrics;
 pub mod packages;
 pub mod pipeline;

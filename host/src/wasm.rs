@@ -150,7 +150,23 @@ impl WasmFunction {
         };
         // The epoch deadline stops a guest that computes; this also stops
         // one that waits in a host call.
-        let Ok(outcome) = tokio::time::timeout(limit, call).await else {
+        let outcome = tokio::time::timeout(limit, call).await;
+        let result = self.outcome(outcome, &store, limit);
+        store.data_mut().finish_log();
+        result
+    }
+
+    /// What a call's outcome means for its caller.
+    fn outcome(
+        &self,
+        outcome: Result<
+            wasmtime::Result<Result<RunFunctionResponse, String>>,
+            tokio::time::error::Elapsed,
+        >,
+        store: &Store<Sandbox>,
+        limit: Duration,
+    ) -> Result<RunFunctionResponse, CallError> {
+        let Ok(outcome) = outcome else {
             return Err(CallError::Timeout {
                 function: self.name.to_string(),
                 limit,
@@ -168,7 +184,7 @@ impl WasmFunction {
                 function: self.name.to_string(),
                 message: text::bounded(&message, MAX_GUEST_TEXT).into_owned(),
             }),
-            Err(error) => Err(self.classify(error, &store, limit)),
+            Err(error) => Err(self.classify(error, store, limit)),
         }
     }
 
