@@ -15,6 +15,7 @@ mod error;
 mod function;
 pub mod grpc;
 pub mod guest_log;
+pub mod local_module;
 pub mod metrics;
 pub mod packages;
 pub mod pipeline;
