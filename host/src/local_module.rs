@@ -69,8 +69,8 @@ pub fn read(given: &Path) -> Result<Vec<u8>, String> {
 /// a component (not a core module), within the sandbox's limits, that
 /// exports xfn's `run-function`. Each refusal says what to do.
 pub fn check_component(bytes: &[u8]) -> Result<ComponentInfo, String> {
-    let outline =
-        ComponentInfo::read(bytes).map_err(|reason| format!("not a usable component: {reason}"))?;
+    let outline = ComponentInfo::read(bytes)
+        .map_err(|reason| format!("cannot compile component: {reason}"))?;
     if let Some(reason) = outline.sandbox_problem() {
         return Err(reason);
     }
