@@ -14,6 +14,8 @@ mod engine;
 mod error;
 mod function;
 pub mod grpc;
+pub mod guest_log;
+pub mod local_module;
 pub mod metrics;
 pub mod packages;
 pub mod pipeline;

@@ -2,7 +2,6 @@
 
 mod cli;
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -11,9 +10,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "xfn", version, about)]
 struct Cli {
-    /// Log more (debug level), unless XFN_LOG says otherwise.
-    #[arg(short = 'v', long, global = true)]
-    verbose: bool,
+    /// Log more: -v info (a function's info lines in render), -vv debug, -vvv trace; default warnings and errors. XFN_LOG (e.g. XFN_LOG=debug) wins over it.
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
     /// A Crossplane CLI configuration file. Accepted for compatibility: xfn reads nothing from it.
     #[arg(long = "config", global = true, value_name = "PATH")]
     _config: Option<std::path::PathBuf>,
@@ -46,15 +45,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let default_level = if cli.verbose { "debug" } else { "warn" };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("XFN_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
-        )
-        .init();
+    cli::logging::init(cli.verbose);
     let outcome = match cli.command {
         Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
         Command::Operation(command) => {

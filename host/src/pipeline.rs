@@ -292,8 +292,8 @@ impl Pipeline<'_> {
         let bootstrap_schemas = request.required_schemas.clone();
         let mut previous: Option<Requirements> = None;
         for call in 0..MAX_CALLS_PER_STEP {
-            let response = function
-                .call(&request, self.call_timeout)
+            let calling = function.call(&request, self.call_timeout);
+            let response = crate::guest_log::in_step(&step.name, calling)
                 .await
                 .map_err(|error| PipelineError::Call {
                     step: step.name.clone(),

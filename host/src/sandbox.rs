@@ -1,11 +1,12 @@
 //! The per-call sandbox: the state of one `Store`.
 //!
 //! A guest gets no filesystem, no network, no environment, no arguments and
-//! no stdin. Its stdout is discarded; the tail of its stderr is captured
-//! (bounded, and writing more never fails) so a panic message can be
-//! reported. The one import it may use is logging, which goes to `tracing`
-//! tagged with the function's name, bounded and with control characters
-//! escaped so a guest cannot forge log lines.
+//! no stdin. The tails of its stdout and stderr are captured (bounded, and
+//! writing more never fails) so a panic message can be reported, and are
+//! logged when the call ends. The one import it may use is logging, which
+//! goes to `tracing` tagged with the function's name (see `guest_log`),
+//! bounded and with control characters escaped so a guest cannot forge
+//! log lines.
 
 use std::sync::Arc;
 
@@ -14,32 +15,38 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::capture::TailCapture;
+use crate::guest_log::{GuestLog, Stream};
 use crate::protocol::{LogLevel, xfn::function::log};
 use crate::text::{self, MAX_GUEST_TEXT};
 
 /// The state of one call's store.
 pub struct Sandbox {
-    function: Arc<str>,
+    log: GuestLog,
     wasi: WasiCtx,
     table: ResourceTable,
+    stdout: TailCapture,
     stderr: TailCapture,
     pub(crate) limits: MemoryLimits,
 }
 
 impl Sandbox {
-    /// A fresh sandbox for one call of `function`.
+    /// A fresh sandbox for one call of `function`; the last
+    /// `stderr_capture` bytes of its stdout and of its stderr are kept.
     pub fn new(function: Arc<str>, memory_limit: usize, stderr_capture: usize) -> Sandbox {
+        let stdout = TailCapture::new(stderr_capture);
         let stderr = TailCapture::new(stderr_capture);
         let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .build();
         Sandbox {
-            function,
+            log: GuestLog::new(function),
             wasi,
             table: ResourceTable::new(),
+            stdout,
             stderr,
             limits: MemoryLimits::new(memory_limit),
         }
@@ -51,6 +58,16 @@ impl Sandbox {
     pub fn stderr(&self) -> String {
         let (bytes, dropped) = self.stderr.contents();
         text::tail(&bytes, MAX_GUEST_TEXT, dropped)
+    }
+
+    /// Ends the call's log: logs what the guest printed to stdout and
+    /// stderr, line by line, and how much was dropped past the bounds.
+    pub fn finish_log(&mut self) {
+        let (bytes, dropped) = self.stdout.contents();
+        self.log.printed(Stream::Stdout, &bytes, dropped);
+        let (bytes, dropped) = self.stderr.contents();
+        self.log.printed(Stream::Stderr, &bytes, dropped);
+        self.log.finish();
     }
 }
 
@@ -67,15 +84,7 @@ impl crate::protocol::xfn::function::types::Host for Sandbox {}
 
 impl log::Host for Sandbox {
     fn write(&mut self, level: LogLevel, message: String) {
-        let function = &*self.function;
-        let message = text::for_log(&message);
-        match level {
-            LogLevel::Trace => tracing::trace!(function, "{message}"),
-            LogLevel::Debug => tracing::debug!(function, "{message}"),
-            LogLevel::Info => tracing::info!(function, "{message}"),
-            LogLevel::Warn => tracing::warn!(function, "{message}"),
-            LogLevel::Error => tracing::error!(function, "{message}"),
-        }
+        self.log.line(Stream::Log(level), &message);
     }
 }
 

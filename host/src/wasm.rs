@@ -56,11 +56,7 @@ impl WasmRuntime {
         };
         // Reading the component's outline is cheap, and refuses what the
         // sandbox would not run before any compiling, with a clear reason.
-        let outline = xfn_oci::ComponentInfo::read(bytes)
-            .map_err(|reason| load_error(format!("cannot compile component: {reason}")))?;
-        if let Some(reason) = outline.sandbox_problem() {
-            return Err(load_error(reason));
-        }
+        crate::local_module::check_component(bytes).map_err(load_error)?;
         let component = match &self.cache {
             Some(cache) => cache
                 .load_or_compile(self.engine.engine(), bytes)
@@ -150,7 +146,23 @@ impl WasmFunction {
         };
         // The epoch deadline stops a guest that computes; this also stops
         // one that waits in a host call.
-        let Ok(outcome) = tokio::time::timeout(limit, call).await else {
+        let outcome = tokio::time::timeout(limit, call).await;
+        let result = self.outcome(outcome, &store, limit);
+        store.data_mut().finish_log();
+        result
+    }
+
+    /// What a call's outcome means for its caller.
+    fn outcome(
+        &self,
+        outcome: Result<
+            wasmtime::Result<Result<RunFunctionResponse, String>>,
+            tokio::time::error::Elapsed,
+        >,
+        store: &Store<Sandbox>,
+        limit: Duration,
+    ) -> Result<RunFunctionResponse, CallError> {
+        let Ok(outcome) = outcome else {
             return Err(CallError::Timeout {
                 function: self.name.to_string(),
                 limit,
@@ -168,7 +180,7 @@ impl WasmFunction {
                 function: self.name.to_string(),
                 message: text::bounded(&message, MAX_GUEST_TEXT).into_owned(),
             }),
-            Err(error) => Err(self.classify(error, &store, limit)),
+            Err(error) => Err(self.classify(error, store, limit)),
         }
     }
 
@@ -240,6 +252,7 @@ impl WasmFunction {
             return CallError::Timeout { function, limit };
         }
         let stderr = store.data().stderr();
+        let stderr = without_backtrace_note(&stderr);
         let cause = describe(&error);
         let message = if stderr.is_empty() {
             cause
@@ -276,6 +289,24 @@ fn describe(error: &wasmtime::Error) -> String {
         .filter(|cause| !cause.starts_with("error while executing at wasm backtrace"))
         .collect::<Vec<_>>()
         .join(": ")
+}
+
+/// The note Rust's panic handler prints when `RUST_BACKTRACE` is unset.
+const BACKTRACE_NOTE: &str =
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace";
+
+/// What to do instead, as a guest sees no environment variables.
+pub const BACKTRACE_HINT: &str = "note: a function in xfn's sandbox sees no environment variables, so RUST_BACKTRACE cannot reach it; \
+     for a backtrace, call the function natively, e.g. in a unit test (`cargo test`) run with RUST_BACKTRACE=1";
+
+/// `stderr` with Rust's backtrace note, which can't be followed in the
+/// sandbox, replaced by [`BACKTRACE_HINT`].
+fn without_backtrace_note(stderr: &str) -> std::borrow::Cow<'_, str> {
+    if stderr.contains(BACKTRACE_NOTE) {
+        stderr.replace(BACKTRACE_NOTE, BACKTRACE_HINT).into()
+    } else {
+        stderr.into()
+    }
 }
 
 const STACK_OVERFLOW: &str = "the function ran out of stack (endless or too deep recursion?)";

@@ -100,7 +100,8 @@ impl ComponentInfo {
                 Payload::Version { encoding, .. } => {
                     if depth == 0 && encoding != Encoding::Component {
                         return Err(String::from(
-                            "this is a core wasm module, not a component (build for wasm32-wasip2)",
+                            "this is a core wasm module, not a component: build it for wasm32-wasip2 \
+                             (`cargo build --target wasm32-wasip2`), not wasm32-wasip1 or wasm32-unknown-unknown",
                         ));
                     }
                     depth += 1;
@@ -178,6 +179,18 @@ impl ComponentInfo {
             });
         }
         Ok(())
+    }
+
+    /// Why the component is not an xfn function, if it isn't: it lacks
+    /// the export the host calls, as when a crate never calls
+    /// `xfn_sdk::export!`.
+    pub fn function_problem(&self) -> Option<String> {
+        (!self.exports_run_function()).then(|| {
+            format!(
+                "it has no `{RUN_FUNCTION_EXPORT}` export, so it is not an xfn function \
+                 (world {FUNCTION_WORLD}): did you forget `xfn_sdk::export!(YourFunction);` in the crate's lib.rs?"
+            )
+        })
     }
 
     /// Whether the component exports the function the host calls.

@@ -1,13 +1,16 @@
 //! `xfn validate`: Crossplane's integrity checks for a Composition's pipeline.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
-use xfn_host::render::{load, validate};
+use xfn_host::local_module;
+use xfn_host::render::{self as runtimes, load, validate};
 
 /// Check a Composition's pipeline: it has steps, step names are unique, and
-/// every function it references exists.
+/// every function it references exists. Each Function's local wasm module
+/// (render.crossplane.io/runtime-wasm-module) must exist and be a component
+/// that exports xfn's function world.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
     /// A YAML file specifying the Composition.
@@ -25,6 +28,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         )
     })?;
     validate::is_composition(&composition).map_err(anyhow::Error::msg)?;
+    let mut module_problems = Vec::new();
     let known = match &args.functions {
         Some(path) => {
             let functions = load::read_stream(path).with_context(|| {
@@ -37,6 +41,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
                 .iter()
                 .try_for_each(validate::is_function)
                 .map_err(anyhow::Error::msg)?;
+            module_problems = modules_problems(&functions)?;
             Some(
                 functions
                     .iter()
@@ -51,7 +56,13 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         }
         None => None,
     };
-    let problems = pipeline_problems(&composition, known.as_ref());
+    let mut problems = pipeline_problems(&composition, known.as_ref());
+    let what = if module_problems.is_empty() {
+        "Composition is invalid"
+    } else {
+        "Composition or Functions are invalid"
+    };
+    problems.extend(module_problems);
     if problems.is_empty() {
         println!(
             "Composition {:?} is valid",
@@ -62,7 +73,32 @@ pub fn run(args: ValidateArgs) -> Result<()> {
         );
         return Ok(());
     }
-    bail!("Composition is invalid:\n{}", problems.join("\n"))
+    bail!("{what}:\n{}", problems.join("\n"))
+}
+
+/// What is wrong with the Functions' local wasm modules, one line each:
+/// a missing file (with the path tried), or one that is not a component
+/// exporting xfn's world with the right types (found by compiling and
+/// linking it, as `xfn render` would, without running it).
+fn modules_problems(functions: &[Value]) -> Result<Vec<String>> {
+    let modules: Vec<(&str, &str)> = runtimes::local_modules(functions).collect();
+    if modules.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wasm = super::render::wasm_runtime(None, 256, std::time::Duration::from_secs(60))?;
+    Ok(modules
+        .into_iter()
+        .filter_map(|(function, module)| {
+            let problem = match local_module::read(Path::new(module)) {
+                Ok(bytes) => wasm.load(function, &bytes).err().map(|e| e.to_string()),
+                Err(reason) => Some(reason),
+            }?;
+            Some(format!(
+                "Function {function:?}: metadata.annotations[{:?}]: {problem}",
+                runtimes::WASM_MODULE
+            ))
+        })
+        .collect())
 }
 
 /// What is wrong with a Composition's pipeline (shared with `xfn render`).

@@ -77,6 +77,9 @@ pub enum LoadError {
         /// Why.
         reason: String,
     },
+    /// Local components that are not there, one line each.
+    #[error("{}", .0.join("; "))]
+    Missing(Vec<String>),
     /// A component could not be compiled or linked.
     #[error(transparent)]
     Load(#[from] crate::Error),
@@ -316,6 +319,18 @@ impl Loader {
                 function: dup.name.clone(),
                 reason: "is listed more than once".into(),
             });
+        }
+        // Every missing module is reported at once, before any compiling.
+        let missing: Vec<String> = specs
+            .iter()
+            .filter_map(|spec| match &spec.source {
+                Source::Wasm(path) => crate::local_module::missing(path)
+                    .map(|reason| format!("function {:?}: {reason}", spec.name)),
+                Source::Package(_) => None,
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Err(LoadError::Missing(missing));
         }
         let previous = self
             .loaded

@@ -104,12 +104,18 @@ pub(crate) fn route(
         .ok_or_else(|| not_found(authority, namespace, table))
 }
 
+/// The annotation that gives a served function a port of its own.
+const SERVE_PORT: &str = super::functions::SERVE_PORT_ANNOTATION;
+
 fn not_found(authority: &str, namespace: Option<&str>, table: &FunctionTable) -> Status {
     let served: Vec<&str> = table.names().collect();
     let ns = namespace.unwrap_or("<namespace>");
     Status::not_found(format!(
         "no function is served at authority {authority:?}; dial <function>.{ns}:<port> \
-         or the function's own port (served: {})",
+         or the function's own port (served: {}). A render's Development runtime dials a server of \
+         several functions by address: serve the function on a port of its own (xfn serve \
+         --function-port NAME=PORT, or the annotation {SERVE_PORT}) and point the annotation \
+         render.crossplane.io/runtime-development-target at that port",
         if served.is_empty() {
             "none".to_owned()
         } else {

@@ -29,7 +29,9 @@ use serde_json::Value;
 pub use fetch::FileResolver;
 pub use inputs::{InputError, InputFiles};
 pub use output::{CONDITION_TIME, Outputs, PrintOptions};
-pub use runtimes::{DEVELOPMENT_TARGET, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY};
+pub use runtimes::{
+    DEVELOPMENT_TARGET, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY, local_modules,
+};
 
 use crate::WasmRuntime;
 use crate::pipeline::{Pipeline, PipelineError, RunOptions};

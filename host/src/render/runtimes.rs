@@ -61,6 +61,7 @@ pub async fn start_for(
     registry: &xfn_oci::RegistryOptions,
     capability: Option<&str>,
 ) -> Result<Functions, RenderError> {
+    check_modules(functions)?;
     let mut started = Functions::new();
     for function in functions {
         let fn_name = name(function).to_owned();
@@ -107,6 +108,38 @@ pub async fn start_for(
     Ok(started)
 }
 
+/// The local wasm module each wasm Function names, if it names one.
+pub fn local_modules(functions: &[Value]) -> impl Iterator<Item = (&str, &str)> {
+    functions.iter().filter_map(|function| {
+        let annotation = |key: &str| {
+            value_at(function, &["metadata", "annotations", key])
+                .and_then(Value::as_str)
+                .unwrap_or("")
+        };
+        let wasm = matches!(annotation(RUNTIME), "" | "Wasm");
+        let module = annotation(WASM_MODULE);
+        (wasm && !module.is_empty()).then(|| (name(function), module))
+    })
+}
+
+/// Refuses Functions whose local wasm module is missing, all of them at
+/// once and before any function is compiled.
+fn check_modules(functions: &[Value]) -> Result<(), RenderError> {
+    let missing: Vec<String> = local_modules(functions)
+        .filter_map(|(function, module)| {
+            crate::local_module::missing(Path::new(module))
+                .map(|reason| format!("Function {function:?}: {reason}"))
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(RenderError::Runtime(format!(
+        "cannot get runtimes for the Functions: {}",
+        missing.join("; ")
+    )))
+}
+
 async fn load_wasm(
     function: &Value,
     wasm: &WasmRuntime,
@@ -121,8 +154,7 @@ async fn load_wasm(
     };
     let module = annotation(WASM_MODULE);
     if !module.is_empty() {
-        let bytes = xfn_oci::localfile::read(Path::new(module), xfn_oci::localfile::Limit::WASM)
-            .map_err(|e| format!("cannot read wasm module {module:?}: {e}"))?;
+        let bytes = crate::local_module::read(Path::new(module))?;
         return wasm.load(fn_name, &bytes).map_err(|e| e.to_string());
     }
     let package = str_at(function, &["spec", "package"]);
