@@ -2,6 +2,7 @@
 
 pub mod allocator;
 pub mod controller;
+pub mod new;
 pub mod oci;
 pub mod operation;
 pub mod render;
