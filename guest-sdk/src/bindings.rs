@@ -2,7 +2,7 @@
 //! these directly: [`crate::export!`] and [`crate::Function`] hide them.
 
 wit_bindgen::generate!({
-    path: "../wit",
+    path: "wit",
     world: "function",
     pub_export_macro: true,
     export_macro_name: "export_function",

@@ -41,6 +41,8 @@ enum Command {
     Pull(cli::oci::PullArgs),
     /// Show what a component (file or reference) imports and exports.
     Inspect(cli::oci::InspectArgs),
+    /// Create a function crate that builds, tests and renders as it is.
+    New(cli::new::NewArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Push(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::push(args))),
         Command::Pull(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::pull(args))),
         Command::Inspect(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::inspect(args))),
+        Command::New(args) => cli::new::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 pub mod allocator;
 pub mod controller;
 pub mod logging;
+pub mod new;
 pub mod oci;
 pub mod operation;
 pub mod render;
