@@ -16,7 +16,7 @@ PY_SDK_VERSION := 0.15.1
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
 
-.PHONY: all build wasm render test lint fmt bench fuzz fuzz-tools venv deps toolchain wasm-target clean
+.PHONY: all build wasm render test lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain wasm-target clean
 
 all: build
 
@@ -53,9 +53,15 @@ render: build
 
 ## Tests -------------------------------------------------------------------
 
-# System packages some tests need (a real OCI registry, skopeo), if missing.
-deps:
+# System packages some tests need (a real OCI registry, skopeo, Go and
+# grpc-go for the Go peer), if missing.
+deps: go-peer
 	@if [ -x tests/registry/install.sh ]; then tests/registry/install.sh; fi
+
+# The Go peer of the benchmarks (grpc-go, from Debian's packages, which it
+# installs if missing), built into $(CARGO_TARGET_DIR)/go-peer.
+go-peer:
+	tests/go-peer/build.sh >/dev/null
 
 test: wasm venv deps
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \

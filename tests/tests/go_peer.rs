@@ -1,0 +1,161 @@
+//! The Go peer of `make bench` (tests/go-peer: grpc-go and Debian's
+//! protobuf packages) does the Python SDK test function's work: xfn's gRPC
+//! client gets the same response from both, but for the names that say which
+//! peer answered.
+//!
+//! Skipped, with the reason, only when the Go peer can't be built here (its
+//! Debian packages missing: `make deps` installs them).
+
+mod grpc_support;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use grpc_support::*;
+use serde_json::{Value, json};
+use xfn_host::Function as _;
+use xfn_host::grpc::connect;
+use xfn_host::protocol::*;
+
+/// How long the Go peer may live.
+const CHILD_SECONDS: &str = "120";
+
+/// The Go peer, built by tests/go-peer/build.sh without installing
+/// anything; the build's error output if it can't be built.
+fn build() -> Result<PathBuf, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("go-peer/build.sh");
+    let out = Command::new(&script)
+        .arg("--no-install")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    Ok(PathBuf::from(path))
+}
+
+/// The Go peer, running on 127.0.0.1; killed on drop.
+struct GoPeer {
+    child: Child,
+    target: String,
+}
+
+impl GoPeer {
+    fn start(bin: &Path) -> GoPeer {
+        let mut child = Command::new(bin)
+            .args(["--address", "127.0.0.1:0", "--max-seconds", CHILD_SECONDS])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the Go peer");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let mut peer = GoPeer {
+            child,
+            target: String::new(),
+        };
+        match line.trim().strip_prefix("LISTENING ") {
+            Some(port) => peer.target = format!("127.0.0.1:{port}"),
+            None => panic!("the Go peer did not start (stdout {line:?})"),
+        }
+        peer
+    }
+}
+
+impl Drop for GoPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A request with every part the peers read or pass through.
+fn request() -> RunFunctionRequest {
+    let object = |v: Value| Some(v.to_string());
+    RunFunctionRequest {
+        meta: Some(RequestMeta {
+            tag: "tag-go".into(),
+            capabilities: ALL_CAPABILITIES.to_vec(),
+        }),
+        observed: Some(State {
+            composite: Some(ResourceObject::from_json(
+                &json!({"apiVersion": "example.org/v1", "kind": "XR", "spec": {"n": 3}}),
+            )),
+            resources: Vec::new(),
+        }),
+        desired: Some(State {
+            composite: None,
+            resources: vec![(
+                "kept".into(),
+                ResourceObject {
+                    resource: object(json!({"kind": "Kept", "spec": {"ratio": 0.5}})),
+                    connection_details: vec![("key".into(), b"v\0\xff".to_vec())],
+                    ready: Ready::False,
+                },
+            )],
+        }),
+        input: object(json!({"count": true, "data": {"n": 9001, "s": "text"}})),
+        context: object(json!({"xfn.test/calls": 41, "other": [1, "two"]})),
+        ..RunFunctionRequest::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_peer_answers_as_the_python_sdk_function_does() {
+    let bin = match build() {
+        Ok(bin) => bin,
+        Err(e) => {
+            eprintln!("SKIPPED: the Go peer can't be built here (`make deps` installs it):\n{e}");
+            return;
+        }
+    };
+    let go = GoPeer::start(&bin);
+    let python = PyFunction::start(&["--insecure"]);
+    let request = request();
+    let timeout = Some(Duration::from_secs(10));
+
+    let go_fn = connect("function-go", &go.target, None)
+        .await
+        .expect("client");
+    let py_fn = connect("function-python", &python.target(), None)
+        .await
+        .expect("client");
+    let from_go = go_fn.call(&request, timeout).await.expect("calls Go");
+    let from_python = py_fn.call(&request, timeout).await.expect("calls Python");
+
+    // The work itself, on the Go side.
+    let desired = from_go.desired.as_ref().expect("desired state");
+    let names: Vec<&str> = desired.resources.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["from-go", "kept"]);
+    assert_eq!(
+        desired.resources[0].1.resource.as_deref(),
+        Some(r#"{"apiVersion":"v1","data":{"n":"9001","s":"text"},"kind":"ConfigMap"}"#)
+    );
+    let context = from_go.context.as_deref().expect("context");
+    assert!(context.contains(r#""xfn.test/calls":42"#), "{context}");
+    assert!(context.contains(r#""go.test/tag":"tag-go""#), "{context}");
+
+    // The same response as Python's, field for field, once the peers' names
+    // are the same (the context's keys are sorted, so compared parsed).
+    let renamed = |text: String| text.replace("python", "go");
+    let parse = |context: Option<String>| -> Value {
+        serde_json::from_str(&renamed(context.expect("a context"))).expect("JSON context")
+    };
+    let (mut from_go, mut from_python) = (from_go, from_python);
+    assert_eq!(
+        parse(from_go.context.take()),
+        parse(from_python.context.take())
+    );
+    assert_eq!(format!("{from_go:?}"), renamed(format!("{from_python:?}")));
+}
