@@ -64,7 +64,7 @@ impl FieldPathError {
         }
     }
 
-    fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Invalid, message)
     }
 
@@ -294,54 +294,87 @@ pub fn get_segments<'a>(obj: &'a Value, segments: &[Segment]) -> Result<&'a Valu
         return Ok(&NULL);
     }
     let mut it = obj;
-    for (i, current) in segments.iter().enumerate() {
-        match current {
-            Segment::Index(idx) => {
-                let Value::Array(array) = it else {
-                    return Err(FieldPathError::invalid(format!(
-                        "{}: not an array",
-                        Segments::prefix(&segments[..i])
-                    )));
-                };
-                match array.get(*idx as usize) {
-                    Some(v) => it = v,
-                    None => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: no such element",
-                            Segments::prefix(&segments[..=i])
-                        )));
-                    }
-                }
-            }
-            Segment::Field(name) => {
-                let object = match it {
-                    Value::Object(o) => o,
-                    Value::Null => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: expected map, got nil",
-                            Segments::prefix(&segments[..i])
-                        )));
-                    }
-                    _ => {
-                        return Err(FieldPathError::invalid(format!(
-                            "{}: not an object",
-                            Segments::prefix(&segments[..i])
-                        )));
-                    }
-                };
-                match object.get(name) {
-                    Some(v) => it = v,
-                    None => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: no such field",
-                            Segments::prefix(&segments[..=i])
-                        )));
-                    }
-                }
-            }
-        }
+    for i in 0..segments.len() {
+        it = step(it, segments, i)?;
     }
     Ok(it)
+}
+
+/// Reads the value at `path` inside a JSON object, borrowing it (see [`get`]).
+///
+/// This is [`get`] for a bare map, such as a resource's object, without
+/// wrapping (and so copying) the map into a [`Value`] first.
+///
+/// ```
+/// let object = serde_json::json!({"spec": {"region": "eu-west-1"}});
+/// let map = object.as_object().unwrap();
+/// let region = xfn_sdk::fieldpath::get_in(map, "spec.region").unwrap();
+/// assert_eq!(region, "eu-west-1");
+/// ```
+pub fn get_in<'a>(obj: &'a Map<String, Value>, path: &str) -> Result<&'a Value, FieldPathError> {
+    let segments = parse(path)?;
+    let segments = &segments.0;
+    let Some(first) = segments.first() else {
+        return Ok(&NULL);
+    };
+    let mut it = match first {
+        Segment::Field(name) => field(obj, segments, 0, name)?,
+        Segment::Index(_) => {
+            return Err(FieldPathError::invalid(format!(
+                "{}: not an array",
+                Segments::prefix(&[])
+            )));
+        }
+    };
+    for i in 1..segments.len() {
+        it = step(it, segments, i)?;
+    }
+    Ok(it)
+}
+
+/// One step of a lookup: segment `i` of `segments`, applied to `it`.
+fn step<'a>(it: &'a Value, segments: &[Segment], i: usize) -> Result<&'a Value, FieldPathError> {
+    match &segments[i] {
+        Segment::Index(idx) => {
+            let Value::Array(array) = it else {
+                return Err(FieldPathError::invalid(format!(
+                    "{}: not an array",
+                    Segments::prefix(&segments[..i])
+                )));
+            };
+            array.get(*idx as usize).ok_or_else(|| {
+                FieldPathError::not_found(format!(
+                    "{}: no such element",
+                    Segments::prefix(&segments[..=i])
+                ))
+            })
+        }
+        Segment::Field(name) => match it {
+            Value::Object(o) => field(o, segments, i, name),
+            Value::Null => Err(FieldPathError::not_found(format!(
+                "{}: expected map, got nil",
+                Segments::prefix(&segments[..i])
+            ))),
+            _ => Err(FieldPathError::invalid(format!(
+                "{}: not an object",
+                Segments::prefix(&segments[..i])
+            ))),
+        },
+    }
+}
+
+fn field<'a>(
+    object: &'a Map<String, Value>,
+    segments: &[Segment],
+    i: usize,
+    name: &str,
+) -> Result<&'a Value, FieldPathError> {
+    object.get(name).ok_or_else(|| {
+        FieldPathError::not_found(format!(
+            "{}: no such field",
+            Segments::prefix(&segments[..=i])
+        ))
+    })
 }
 
 /// Reads a string (`<path>: not a string` if the value is something else).

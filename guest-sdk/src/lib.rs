@@ -27,14 +27,22 @@
 pub mod arena;
 #[doc(hidden)]
 pub mod bindings;
+mod decode;
 pub mod fieldpath;
 pub mod log;
+mod names;
 mod request;
+mod resource;
 mod response;
 mod serde_helpers;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 mod types;
 pub mod wit;
 
+pub use names::child_name;
+pub use request::{CONTEXT_KEY_ENVIRONMENT, InputType, TypeMeta, WATCHED_RESOURCE};
+pub use resource::ResourceCondition;
 pub use response::DEFAULT_TTL;
 pub(crate) use serde_helpers::{serde_bytes, serde_duration};
 pub use types::*;
@@ -88,6 +96,11 @@ macro_rules! export {
         };
     };
 }
+
+/// The README's Rust examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private {

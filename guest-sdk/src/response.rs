@@ -218,38 +218,3 @@ impl Condition {
         self
     }
 }
-
-impl Resource {
-    /// A resource holding `object`, with no connection details and no opinion on readiness.
-    pub fn from_object(object: Object) -> Resource {
-        Resource {
-            resource: Some(object),
-            ..Resource::default()
-        }
-    }
-}
-
-impl Resource {
-    /// Reads the value at a crossplane-runtime field path, such as `spec.forProvider.region`.
-    pub fn get_value(
-        &self,
-        path: &str,
-    ) -> Result<serde_json::Value, crate::fieldpath::FieldPathError> {
-        let object = serde_json::Value::Object(self.resource.clone().unwrap_or_default());
-        crate::fieldpath::get(&object, path).cloned()
-    }
-
-    /// Writes `value` at a field path, creating what is missing on the way.
-    pub fn set_value(
-        &mut self,
-        path: &str,
-        value: serde_json::Value,
-    ) -> Result<(), crate::fieldpath::FieldPathError> {
-        let mut object = serde_json::Value::Object(self.resource.take().unwrap_or_default());
-        let outcome = crate::fieldpath::set(&mut object, path, value);
-        if let serde_json::Value::Object(map) = object {
-            self.resource = Some(map);
-        }
-        outcome
-    }
-}
