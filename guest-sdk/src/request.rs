@@ -76,6 +76,11 @@ impl<'a> TypeMeta<'a> {
 
 impl Request {
     /// The request's tag (empty if unset).
+    ///
+    /// ```
+    /// let req = xfn_sdk::Request::default();
+    /// assert_eq!(req.tag(), "");
+    /// ```
     pub fn tag(&self) -> &str {
         self.meta.as_ref().map_or("", |m| m.tag.as_str())
     }
@@ -172,26 +177,55 @@ impl Request {
     }
 
     /// The step's input as a JSON object, if there is one.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"input": {"size": 2}})).unwrap();
+    /// assert_eq!(req.input_object().unwrap()["size"], 2);
+    /// ```
     pub fn input_object(&self) -> Option<&Object> {
         self.input.as_ref()
     }
 
     /// The pipeline context, if there is one.
+    ///
+    /// ```
+    /// let req = xfn_sdk::Request::default();
+    /// assert!(req.context().is_none());
+    /// ```
     pub fn context(&self) -> Option<&Object> {
         self.context.as_ref()
     }
 
     /// One key of the pipeline context.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"context": {"region": "eu"}})).unwrap();
+    /// assert_eq!(req.context_key("region").unwrap(), "eu");
+    /// ```
     pub fn context_key(&self, key: &str) -> Option<&serde_json::Value> {
         self.context.as_ref()?.get(key)
     }
 
     /// The observed composite resource (the XR), if any.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+    ///     "observed": {"composite": {"resource": {"metadata": {"name": "demo"}}}}
+    /// })).unwrap();
+    /// assert_eq!(req.observed_composite().and_then(|xr| xr.name()), Some("demo"));
+    /// ```
     pub fn observed_composite(&self) -> Option<&Resource> {
         self.observed.as_ref()?.composite.as_ref()
     }
 
     /// The observed composed resources, by composition resource name.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+    ///     "observed": {"resources": {"bucket": {"resource": {"kind": "Bucket"}}}}
+    /// })).unwrap();
+    /// assert_eq!(req.observed_composed()["bucket"].kind(), Some("Bucket"));
+    /// ```
     pub fn observed_composed(&self) -> &BTreeMap<String, Resource> {
         self.observed
             .as_ref()
@@ -199,11 +233,21 @@ impl Request {
     }
 
     /// The desired composite resource accumulated so far, if any.
+    ///
+    /// ```
+    /// let req = xfn_sdk::Request::default();
+    /// assert!(req.desired_composite().is_none());
+    /// ```
     pub fn desired_composite(&self) -> Option<&Resource> {
         self.desired.as_ref()?.composite.as_ref()
     }
 
     /// The desired composed resources accumulated so far.
+    ///
+    /// ```
+    /// let req = xfn_sdk::Request::default();
+    /// assert!(req.desired_composed().is_empty());
+    /// ```
     pub fn desired_composed(&self) -> &BTreeMap<String, Resource> {
         self.desired
             .as_ref()
@@ -215,6 +259,12 @@ impl Request {
     /// `None` means the requirement was not resolved (yet); `Some(&[])` means
     /// it was resolved and nothing matched. Falls back to the deprecated
     /// `extra_resources` for callers that still use them.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"requiredResources": {"vpcs": {}}})).unwrap();
+    /// assert_eq!(req.required_resources("vpcs").map(<[_]>::len), Some(0));
+    /// assert!(req.required_resources("subnets").is_none());
+    /// ```
     pub fn required_resources(&self, name: &str) -> Option<&[Resource]> {
         self.required_resources
             .get(name)
@@ -255,6 +305,11 @@ impl Request {
     /// The schema resolved for requirement `name`.
     ///
     /// `None` means not resolved; `Some(None)` means resolved, not found.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"requiredSchemas": {"bucket": {}}})).unwrap();
+    /// assert_eq!(req.required_schema("bucket"), Some(None));
+    /// ```
     pub fn required_schema(&self, name: &str) -> Option<Option<&Object>> {
         self.required_schemas
             .get(name)
@@ -262,6 +317,13 @@ impl Request {
     }
 
     /// The credential data named `name`, if the step was given it.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+    ///     "credentials": {"aws": {"credentialData": {"data": {"key": "aGk="}}}}
+    /// })).unwrap();
+    /// assert_eq!(req.credentials("aws").unwrap()["key"], b"hi");
+    /// ```
     pub fn credentials(&self, name: &str) -> Option<&crate::Bytes> {
         self.credentials
             .get(name)?
@@ -272,11 +334,25 @@ impl Request {
 
     /// Whether the caller advertises its capabilities at all. If it does, a
     /// capability it doesn't list is unsupported; if not, nothing is known.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+    ///     "meta": {"capabilities": ["CAPABILITY_CAPABILITIES"]}
+    /// })).unwrap();
+    /// assert!(req.advertises_capabilities());
+    /// ```
     pub fn advertises_capabilities(&self) -> bool {
         self.has_capability(Capability::Capabilities)
     }
 
     /// Whether the caller lists `capability`.
+    ///
+    /// ```
+    /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+    ///     "meta": {"capabilities": ["CAPABILITY_CONDITIONS"]}
+    /// })).unwrap();
+    /// assert!(req.has_capability(xfn_sdk::Capability::Conditions));
+    /// ```
     pub fn has_capability(&self, capability: Capability) -> bool {
         self.meta
             .as_ref()
