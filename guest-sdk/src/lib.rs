@@ -57,9 +57,28 @@ static ALLOCATOR: arena::CallArena<arena::SystemChunks> =
 
 /// The error a function returns when it cannot run at all. It reaches the
 /// caller as an error of the call, not as a result.
+///
+/// ```
+/// fn check(region: &str) -> Result<(), xfn_sdk::Error> {
+///     if region.is_empty() { return Err("region is empty".into()); }
+///     Ok(())
+/// }
+/// assert_eq!(check("").unwrap_err().to_string(), "region is empty");
+/// ```
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// A composition function.
+///
+/// ```
+/// use xfn_sdk::{Function, Request, Response};
+/// struct Noop;
+/// impl Function for Noop {
+///     fn run(req: &Request) -> Result<Response, xfn_sdk::Error> {
+///         Ok(Response::to(req))
+///     }
+/// }
+/// assert!(Noop::run(&Request::default()).unwrap().results.is_empty());
+/// ```
 pub trait Function {
     /// Runs the function on one request.
     ///
@@ -74,6 +93,16 @@ pub trait Function {
 /// The export exists only in wasm builds: natively (in tests and
 /// benchmarks) the crate is a plain library, so several functions can be
 /// linked into one program.
+///
+/// ```
+/// struct Noop;
+/// impl xfn_sdk::Function for Noop {
+///     fn run(req: &xfn_sdk::Request) -> Result<xfn_sdk::Response, xfn_sdk::Error> {
+///         Ok(xfn_sdk::Response::to(req))
+///     }
+/// }
+/// xfn_sdk::export!(Noop);
+/// ```
 #[macro_export]
 macro_rules! export {
     ($function:ty) => {

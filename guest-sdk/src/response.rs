@@ -8,6 +8,10 @@ use crate::{
 };
 
 /// The TTL [`Response::to`] sets: one minute, as function-sdk-go does.
+///
+/// ```
+/// assert_eq!(xfn_sdk::DEFAULT_TTL.as_secs(), 60);
+/// ```
 pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
 
 impl Response {
