@@ -944,6 +944,19 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn get_in_agrees_with_get_on_values_and_errors() {
+        let value = serde_json::json!({"a": {"b": [1, {"c": null}]}, "s": "x", "n": null});
+        let map = value.as_object().expect("object");
+        for path in [
+            "", "a", "a.b[1].c", "a.b[2]", "a.b.c", "s.t", "n.m", "[0]", "missing", "a[b]", "a..b",
+        ] {
+            let want = get(&value, path).map_err(|e| e.to_string());
+            let got = get_in(map, path).map_err(|e| e.to_string());
+            assert_eq!(got, want, "path {path:?}");
+        }
+    }
+
     fn segs(path: &str) -> Vec<Segment> {
         parse(path).unwrap().0
     }
