@@ -64,7 +64,7 @@ impl FieldPathError {
         }
     }
 
-    fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Invalid, message)
     }
 
@@ -184,6 +184,13 @@ fn display_segments(segments: &[Segment]) -> String {
 ///
 /// The empty path parses to no segments. Errors read like
 /// crossplane-runtime's: `cannot parse path "a.": unexpected '.' at position 1`.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let segments = fieldpath::parse("metadata.annotations[crossplane.io/external-name]").unwrap();
+/// assert_eq!(segments.0.len(), 3);
+/// assert_eq!(segments.to_string(), "metadata.annotations[crossplane.io/external-name]");
+/// ```
 pub fn parse(path: &str) -> Result<Segments, FieldPathError> {
     lex(path).map(Segments).map_err(|(what, pos)| {
         FieldPathError::new(
@@ -283,68 +290,121 @@ fn lex(input: &str) -> Result<Vec<Segment>, (String, usize)> {
 /// ([`FieldPathError::is_not_found`]); `<prefix>: not an array` and
 /// `<prefix>: not an object` are not. A JSON `null` at the end of the path is
 /// found. The empty path reads as `null`, as crossplane-runtime's does.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// assert_eq!(fieldpath::get(&obj, "spec.items[1].name").unwrap(), "b");
+/// assert!(fieldpath::get(&obj, "spec.items[5]").unwrap_err().is_not_found());
+/// ```
 pub fn get<'a>(obj: &'a Value, path: &str) -> Result<&'a Value, FieldPathError> {
     let segments = parse(path)?;
     get_segments(obj, &segments.0)
 }
 
 /// Reads the value at already parsed segments (see [`get`]).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// let segments = fieldpath::parse("spec.n").unwrap();
+/// assert_eq!(fieldpath::get_segments(&obj, &segments.0).unwrap(), 2);
+/// ```
 pub fn get_segments<'a>(obj: &'a Value, segments: &[Segment]) -> Result<&'a Value, FieldPathError> {
     if segments.is_empty() {
         return Ok(&NULL);
     }
     let mut it = obj;
-    for (i, current) in segments.iter().enumerate() {
-        match current {
-            Segment::Index(idx) => {
-                let Value::Array(array) = it else {
-                    return Err(FieldPathError::invalid(format!(
-                        "{}: not an array",
-                        Segments::prefix(&segments[..i])
-                    )));
-                };
-                match array.get(*idx as usize) {
-                    Some(v) => it = v,
-                    None => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: no such element",
-                            Segments::prefix(&segments[..=i])
-                        )));
-                    }
-                }
-            }
-            Segment::Field(name) => {
-                let object = match it {
-                    Value::Object(o) => o,
-                    Value::Null => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: expected map, got nil",
-                            Segments::prefix(&segments[..i])
-                        )));
-                    }
-                    _ => {
-                        return Err(FieldPathError::invalid(format!(
-                            "{}: not an object",
-                            Segments::prefix(&segments[..i])
-                        )));
-                    }
-                };
-                match object.get(name) {
-                    Some(v) => it = v,
-                    None => {
-                        return Err(FieldPathError::not_found(format!(
-                            "{}: no such field",
-                            Segments::prefix(&segments[..=i])
-                        )));
-                    }
-                }
-            }
-        }
+    for i in 0..segments.len() {
+        it = step(it, segments, i)?;
     }
     Ok(it)
 }
 
+/// Reads the value at `path` inside a JSON object, borrowing it (see [`get`]).
+///
+/// This is [`get`] for a bare map, such as a resource's object, without
+/// wrapping (and so copying) the map into a [`Value`] first.
+///
+/// ```
+/// let object = serde_json::json!({"spec": {"region": "eu-west-1"}});
+/// let map = object.as_object().unwrap();
+/// let region = xfn_sdk::fieldpath::get_in(map, "spec.region").unwrap();
+/// assert_eq!(region, "eu-west-1");
+/// ```
+pub fn get_in<'a>(obj: &'a Map<String, Value>, path: &str) -> Result<&'a Value, FieldPathError> {
+    let segments = parse(path)?;
+    let segments = &segments.0;
+    let Some(first) = segments.first() else {
+        return Ok(&NULL);
+    };
+    let mut it = match first {
+        Segment::Field(name) => field(obj, segments, 0, name)?,
+        Segment::Index(_) => {
+            return Err(FieldPathError::invalid(format!(
+                "{}: not an array",
+                Segments::prefix(&[])
+            )));
+        }
+    };
+    for i in 1..segments.len() {
+        it = step(it, segments, i)?;
+    }
+    Ok(it)
+}
+
+/// One step of a lookup: segment `i` of `segments`, applied to `it`.
+fn step<'a>(it: &'a Value, segments: &[Segment], i: usize) -> Result<&'a Value, FieldPathError> {
+    match &segments[i] {
+        Segment::Index(idx) => {
+            let Value::Array(array) = it else {
+                return Err(FieldPathError::invalid(format!(
+                    "{}: not an array",
+                    Segments::prefix(&segments[..i])
+                )));
+            };
+            array.get(*idx as usize).ok_or_else(|| {
+                FieldPathError::not_found(format!(
+                    "{}: no such element",
+                    Segments::prefix(&segments[..=i])
+                ))
+            })
+        }
+        Segment::Field(name) => match it {
+            Value::Object(o) => field(o, segments, i, name),
+            Value::Null => Err(FieldPathError::not_found(format!(
+                "{}: expected map, got nil",
+                Segments::prefix(&segments[..i])
+            ))),
+            _ => Err(FieldPathError::invalid(format!(
+                "{}: not an object",
+                Segments::prefix(&segments[..i])
+            ))),
+        },
+    }
+}
+
+fn field<'a>(
+    object: &'a Map<String, Value>,
+    segments: &[Segment],
+    i: usize,
+    name: &str,
+) -> Result<&'a Value, FieldPathError> {
+    object.get(name).ok_or_else(|| {
+        FieldPathError::not_found(format!(
+            "{}: no such field",
+            Segments::prefix(&segments[..=i])
+        ))
+    })
+}
+
 /// Reads a string (`<path>: not a string` if the value is something else).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// assert_eq!(fieldpath::get_string(&obj, "spec.items[0].name").unwrap(), "a");
+/// ```
 pub fn get_string<'a>(obj: &'a Value, path: &str) -> Result<&'a str, FieldPathError> {
     match get(obj, path)? {
         Value::String(s) => Ok(s),
@@ -353,6 +413,12 @@ pub fn get_string<'a>(obj: &'a Value, path: &str) -> Result<&'a str, FieldPathEr
 }
 
 /// Reads a bool (`<path>: not a bool` if the value is something else).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// assert!(fieldpath::get_bool(&obj, "spec.on").unwrap());
+/// ```
 pub fn get_bool(obj: &Value, path: &str) -> Result<bool, FieldPathError> {
     match get(obj, path)? {
         Value::Bool(b) => Ok(*b),
@@ -362,6 +428,12 @@ pub fn get_bool(obj: &Value, path: &str) -> Result<bool, FieldPathError> {
 
 /// Reads an integer (`<path>: not a (int64) number` if the value is something
 /// else, including a float: Go's `GetInteger` only accepts `int64`).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// assert_eq!(fieldpath::get_integer(&obj, "spec.n").unwrap(), 2);
+/// ```
 pub fn get_integer(obj: &Value, path: &str) -> Result<i64, FieldPathError> {
     match get(obj, path)? {
         Value::Number(n) if !n.is_f64() => n
@@ -381,12 +453,27 @@ pub fn get_integer(obj: &Value, path: &str) -> Result<i64, FieldPathError> {
 /// null object value in the middle of the path is not (`a.b is not an
 /// object`). Indexes above [`MAX_FIELD_PATH_INDEX`] are refused. The value is
 /// normalised first with [`normalize_numbers`]. The empty path writes nothing.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let mut obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// fieldpath::set(&mut obj, "spec.tags[2]", "x".into()).unwrap();
+/// assert_eq!(obj["spec"]["tags"], serde_json::json!([null, null, "x"]));
+/// ```
 pub fn set(obj: &mut Value, path: &str, value: Value) -> Result<(), FieldPathError> {
     let segments = parse(path)?;
     set_segments(obj, &segments.0, value)
 }
 
 /// Writes `value` at already parsed segments (see [`set`]).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let mut obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// let segments = fieldpath::parse("spec.n").unwrap();
+/// fieldpath::set_segments(&mut obj, &segments.0, 3.0.into()).unwrap();
+/// assert_eq!(obj["spec"]["n"], 3); // integral floats become integers
+/// ```
 pub fn set_segments(
     obj: &mut Value,
     segments: &[Segment],
@@ -472,6 +559,13 @@ fn prepare(slot: &mut Value, next: &Segment, replace_null: bool) {
 
 /// Removes the value at `path`: a field from its object, or an element from
 /// its array (later elements move down). Missing paths are not an error.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let mut obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// fieldpath::delete(&mut obj, "spec.items[0]").unwrap();
+/// assert_eq!(fieldpath::get_string(&obj, "spec.items[0].name").unwrap(), "b");
+/// ```
 pub fn delete(obj: &mut Value, path: &str) -> Result<(), FieldPathError> {
     let segments = parse(path)?;
     let Some((last, parents)) = segments.0.split_last() else {
@@ -538,6 +632,13 @@ pub fn delete(obj: &mut Value, path: &str) -> Result<(), FieldPathError> {
 /// Errors, wrapped as `cannot expand wildcards for segments: "<path>": ...`:
 /// a `*` over `null` is not found (`wildcard field "a.b" is not found in the
 /// path`); a `*` over a scalar is `"a.b": unexpected wildcard usage`.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// let paths = fieldpath::expand_wildcards(&obj, "spec.items[*].name").unwrap();
+/// assert_eq!(paths, ["spec.items[0].name", "spec.items[1].name"]);
+/// ```
 pub fn expand_wildcards(obj: &Value, path: &str) -> Result<Vec<String>, FieldPathError> {
     let segments = parse(path)?;
     let expanded = expand(obj, segments.0.clone()).map_err(|e| {
@@ -619,6 +720,14 @@ pub struct MergeOptions {
 ///   `keep_map_values`; with `append_slice` arrays are concatenated, and an
 ///   array meeting a non-array is an error (`failed to merge values: cannot
 ///   append two slices with different type ([]interface {}, string)`).
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let mut obj = serde_json::json!({"spec": {"items": [{"name": "a"}, {"name": "b"}], "on": true, "n": 2}});
+/// let opts = fieldpath::MergeOptions { append_slice: true, ..Default::default() };
+/// fieldpath::merge_value(&mut obj, "spec.items", serde_json::json!([{"name": "c"}]), Some(&opts)).unwrap();
+/// assert_eq!(obj["spec"]["items"].as_array().unwrap().len(), 3);
+/// ```
 pub fn merge_value(
     obj: &mut Value,
     path: &str,
@@ -638,6 +747,13 @@ pub fn merge_value(
 }
 
 /// Merges `src` into `dst` as [`merge_value`] does, returning the result.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let opts = fieldpath::MergeOptions::default();
+/// let merged = fieldpath::merge(Some(serde_json::json!({"a": 1})), serde_json::json!({"b": 2}), &opts).unwrap();
+/// assert_eq!(merged, serde_json::json!({"a": 1, "b": 2}));
+/// ```
 pub fn merge(
     dst: Option<Value>,
     src: Value,
@@ -729,6 +845,10 @@ fn is_empty(v: &Value) -> bool {
 }
 
 /// The Go type a JSON value has in an unstructured object (`%T`).
+///
+/// ```
+/// assert_eq!(xfn_sdk::fieldpath::go_type_name(&serde_json::json!(1.5)), "float64");
+/// ```
 pub fn go_type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "<nil>",
@@ -745,6 +865,12 @@ pub fn go_type_name(v: &Value) -> &'static str {
 /// would: a float that is integral, below 1e21 in magnitude and fits in an
 /// `i64` becomes an integer; an integer that does not fit in an `i64`
 /// becomes a float.
+///
+/// ```
+/// let mut v = serde_json::json!({"n": 2.0});
+/// xfn_sdk::fieldpath::normalize_numbers(&mut v);
+/// assert!(v["n"].is_i64());
+/// ```
 pub fn normalize_numbers(v: &mut Value) {
     match v {
         Value::Number(n) => {
@@ -766,6 +892,11 @@ pub fn normalize_numbers(v: &mut Value) {
 
 /// The `i64` a float64 becomes after Go's JSON encoding and the Kubernetes
 /// decoder (integral, written without an exponent, within `i64`).
+///
+/// ```
+/// assert_eq!(xfn_sdk::fieldpath::integral_f64_as_i64(3.0), Some(3));
+/// assert_eq!(xfn_sdk::fieldpath::integral_f64_as_i64(3.5), None);
+/// ```
 pub fn integral_f64_as_i64(f: f64) -> Option<i64> {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     if f.is_finite() && f.trunc() == f && f.abs() < 1e21 && (-TWO_63..TWO_63).contains(&f) {
@@ -812,6 +943,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn get_in_agrees_with_get_on_values_and_errors() {
+        let value = serde_json::json!({"a": {"b": [1, {"c": null}]}, "s": "x", "n": null});
+        let map = value.as_object().expect("object");
+        for path in [
+            "", "a", "a.b[1].c", "a.b[2]", "a.b.c", "s.t", "n.m", "[0]", "missing", "a[b]", "a..b",
+        ] {
+            let want = get(&value, path).map_err(|e| e.to_string());
+            let got = get_in(map, path).map_err(|e| e.to_string());
+            assert_eq!(got, want, "path {path:?}");
+        }
+    }
 
     fn segs(path: &str) -> Vec<Segment> {
         parse(path).unwrap().0

@@ -27,14 +27,22 @@
 pub mod arena;
 #[doc(hidden)]
 pub mod bindings;
+mod decode;
 pub mod fieldpath;
 pub mod log;
+mod names;
 mod request;
+mod resource;
 mod response;
 mod serde_helpers;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 mod types;
 pub mod wit;
 
+pub use names::child_name;
+pub use request::{CONTEXT_KEY_ENVIRONMENT, InputType, TypeMeta, WATCHED_RESOURCE};
+pub use resource::ResourceCondition;
 pub use response::DEFAULT_TTL;
 pub(crate) use serde_helpers::{serde_bytes, serde_duration};
 pub use types::*;
@@ -49,9 +57,28 @@ static ALLOCATOR: arena::CallArena<arena::SystemChunks> =
 
 /// The error a function returns when it cannot run at all. It reaches the
 /// caller as an error of the call, not as a result.
+///
+/// ```
+/// fn check(region: &str) -> Result<(), xfn_sdk::Error> {
+///     if region.is_empty() { return Err("region is empty".into()); }
+///     Ok(())
+/// }
+/// assert_eq!(check("").unwrap_err().to_string(), "region is empty");
+/// ```
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// A composition function.
+///
+/// ```
+/// use xfn_sdk::{Function, Request, Response};
+/// struct Noop;
+/// impl Function for Noop {
+///     fn run(req: &Request) -> Result<Response, xfn_sdk::Error> {
+///         Ok(Response::to(req))
+///     }
+/// }
+/// assert!(Noop::run(&Request::default()).unwrap().results.is_empty());
+/// ```
 pub trait Function {
     /// Runs the function on one request.
     ///
@@ -66,6 +93,16 @@ pub trait Function {
 /// The export exists only in wasm builds: natively (in tests and
 /// benchmarks) the crate is a plain library, so several functions can be
 /// linked into one program.
+///
+/// ```
+/// struct Noop;
+/// impl xfn_sdk::Function for Noop {
+///     fn run(req: &xfn_sdk::Request) -> Result<xfn_sdk::Response, xfn_sdk::Error> {
+///         Ok(xfn_sdk::Response::to(req))
+///     }
+/// }
+/// xfn_sdk::export!(Noop);
+/// ```
 #[macro_export]
 macro_rules! export {
     ($function:ty) => {
@@ -88,6 +125,11 @@ macro_rules! export {
         };
     };
 }
+
+/// The README's Rust examples, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private {

@@ -2,6 +2,10 @@
 //! log lines go to the host's log, tagged with the function's name.
 
 /// How important a log line is.
+///
+/// ```
+/// xfn_sdk::log::write(xfn_sdk::log::Level::Debug, "computed 3 buckets");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
     /// Very detailed tracing.
@@ -17,6 +21,10 @@ pub enum Level {
 }
 
 /// Writes `message` to the host's log at `level`.
+///
+/// ```
+/// xfn_sdk::log::write(xfn_sdk::log::Level::Info, "composed the bucket");
+/// ```
 pub fn write(level: Level, message: &str) {
     #[cfg(target_arch = "wasm32")]
     {
@@ -38,24 +46,40 @@ pub fn write(level: Level, message: &str) {
 }
 
 /// Logs at info level, with `format!` arguments.
+///
+/// ```
+/// xfn_sdk::info!("composed {} resources", 3);
+/// ```
 #[macro_export]
 macro_rules! info {
     ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Info, &format!($($arg)*)) };
 }
 
 /// Logs at debug level, with `format!` arguments.
+///
+/// ```
+/// xfn_sdk::debug!("input: {:?}", Some(1));
+/// ```
 #[macro_export]
 macro_rules! debug {
     ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Debug, &format!($($arg)*)) };
 }
 
 /// Logs at warn level, with `format!` arguments.
+///
+/// ```
+/// xfn_sdk::warn!("region {} is deprecated", "us-east-1");
+/// ```
 #[macro_export]
 macro_rules! warn {
     ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Warn, &format!($($arg)*)) };
 }
 
 /// Logs at error level, with `format!` arguments.
+///
+/// ```
+/// xfn_sdk::error!("cannot read {}", "spec.region");
+/// ```
 #[macro_export]
 macro_rules! error {
     ($($arg:tt)*) => { $crate::log::write($crate::log::Level::Error, &format!($($arg)*)) };

@@ -10,12 +10,29 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 /// A JSON object: a Kubernetes resource, an input, a context.
+///
+/// ```
+/// let mut o = xfn_sdk::Object::new();
+/// o.insert("kind".into(), "Bucket".into());
+/// assert_eq!(o["kind"], "Bucket");
+/// ```
 pub type Object = serde_json::Map<String, serde_json::Value>;
 
 /// Connection details or credential data: names to raw bytes.
+///
+/// ```
+/// let mut b = xfn_sdk::Bytes::new();
+/// b.insert("password".into(), b"s3cr3t".to_vec());
+/// assert_eq!(b["password"], b"s3cr3t");
+/// ```
 pub type Bytes = BTreeMap<String, Vec<u8>>;
 
 /// What the caller of a function supports (`Capability`).
+///
+/// ```
+/// let v: xfn_sdk::Capability = serde_json::from_value(serde_json::json!("CAPABILITY_CONDITIONS")).unwrap();
+/// assert_eq!(v, xfn_sdk::Capability::Conditions);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Capability {
     /// `CAPABILITY_UNSPECIFIED`
@@ -40,6 +57,11 @@ pub enum Capability {
 }
 
 /// Whether a resource is ready (`Ready`).
+///
+/// ```
+/// let v: xfn_sdk::Ready = serde_json::from_value(serde_json::json!("READY_TRUE")).unwrap();
+/// assert_eq!(v, xfn_sdk::Ready::True);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Ready {
     /// `READY_UNSPECIFIED`: the function has no opinion.
@@ -55,6 +77,11 @@ pub enum Ready {
 }
 
 /// How bad a result is (`Severity`).
+///
+/// ```
+/// let v: xfn_sdk::Severity = serde_json::from_value(serde_json::json!("SEVERITY_FATAL")).unwrap();
+/// assert_eq!(v, xfn_sdk::Severity::Fatal);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Severity {
     /// `SEVERITY_UNSPECIFIED`
@@ -73,6 +100,11 @@ pub enum Severity {
 }
 
 /// Which object a result or condition is about (`Target`).
+///
+/// ```
+/// let v: xfn_sdk::Target = serde_json::from_value(serde_json::json!("TARGET_COMPOSITE_AND_CLAIM")).unwrap();
+/// assert_eq!(v, xfn_sdk::Target::CompositeAndClaim);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Target {
     /// `TARGET_UNSPECIFIED`: treated as the composite.
@@ -88,6 +120,11 @@ pub enum Target {
 }
 
 /// The status of a condition (`Status`).
+///
+/// ```
+/// let v: xfn_sdk::ConditionStatus = serde_json::from_value(serde_json::json!("STATUS_CONDITION_FALSE")).unwrap();
+/// assert_eq!(v, xfn_sdk::ConditionStatus::False);
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ConditionStatus {
     /// `STATUS_CONDITION_UNSPECIFIED`
@@ -106,6 +143,11 @@ pub enum ConditionStatus {
 }
 
 /// `RequestMeta`.
+///
+/// ```
+/// let v: xfn_sdk::RequestMeta = serde_json::from_value(serde_json::json!({"tag": "t"})).unwrap();
+/// assert_eq!(v.tag, "t");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct RequestMeta {
@@ -118,6 +160,11 @@ pub struct RequestMeta {
 
 /// `Resource`: a composite or composed resource with its connection details
 /// and readiness.
+///
+/// ```
+/// let v: xfn_sdk::Resource = serde_json::from_value(serde_json::json!({"resource": {"kind": "Bucket"}, "ready": "READY_TRUE"})).unwrap();
+/// assert_eq!(v.ready, xfn_sdk::Ready::True);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Resource {
@@ -136,6 +183,11 @@ pub struct Resource {
 }
 
 /// `State`: a composite resource and its composed resources.
+///
+/// ```
+/// let v: xfn_sdk::State = serde_json::from_value(serde_json::json!({"resources": {"bucket": {}}})).unwrap();
+/// assert!(v.composite.is_none() && v.resources.contains_key("bucket"));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct State {
@@ -148,6 +200,11 @@ pub struct State {
 }
 
 /// `Resources`: resources that matched a requirement.
+///
+/// ```
+/// let v: xfn_sdk::Resources = serde_json::from_value(serde_json::json!({"items": [{}]})).unwrap();
+/// assert_eq!(v.items.len(), 1);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Resources {
@@ -157,6 +214,11 @@ pub struct Resources {
 }
 
 /// `Credentials`: what a pipeline step was given access to.
+///
+/// ```
+/// let v: xfn_sdk::Credentials = serde_json::from_value(serde_json::json!({"credentialData": {"data": {"k": "aGk="}}})).unwrap();
+/// assert_eq!(v.credential_data.unwrap().data["k"], b"hi");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Credentials {
@@ -166,6 +228,11 @@ pub struct Credentials {
 }
 
 /// `CredentialData`.
+///
+/// ```
+/// let v: xfn_sdk::CredentialData = serde_json::from_value(serde_json::json!({"data": {"k": "aGk="}})).unwrap();
+/// assert_eq!(v.data["k"], b"hi");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CredentialData {
@@ -178,6 +245,11 @@ pub struct CredentialData {
 }
 
 /// `Schema`: an OpenAPI v3 schema; `None` means "looked, not found".
+///
+/// ```
+/// let v: xfn_sdk::Schema = serde_json::from_value(serde_json::json!({"openapiV3": {"type": "object"}})).unwrap();
+/// assert!(v.openapi_v3.is_some());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Schema {
@@ -187,6 +259,11 @@ pub struct Schema {
 }
 
 /// `RunFunctionRequest`.
+///
+/// ```
+/// let v: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"meta": {"tag": "t"}, "input": {"size": 1}})).unwrap();
+/// assert_eq!(v.tag(), "t");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Request {
@@ -220,6 +297,11 @@ pub struct Request {
 }
 
 /// The `match` of a [`ResourceSelector`].
+///
+/// ```
+/// let m = xfn_sdk::ResourceMatch::MatchName("main".into());
+/// assert_eq!(serde_json::to_value(&m).unwrap(), serde_json::json!({"matchName": "main"}));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ResourceMatch {
@@ -230,6 +312,11 @@ pub enum ResourceMatch {
 }
 
 /// `MatchLabels`.
+///
+/// ```
+/// let v: xfn_sdk::MatchLabels = serde_json::from_value(serde_json::json!({"labels": {"app": "web"}})).unwrap();
+/// assert_eq!(v.labels["app"], "web");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MatchLabels {
@@ -238,6 +325,11 @@ pub struct MatchLabels {
 }
 
 /// `ResourceSelector`: which resources a function requires.
+///
+/// ```
+/// let v: xfn_sdk::ResourceSelector = serde_json::from_value(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "matchName": "cfg"})).unwrap();
+/// assert_eq!(v.r#match, Some(xfn_sdk::ResourceMatch::MatchName("cfg".into())));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResourceSelector {
@@ -254,6 +346,11 @@ pub struct ResourceSelector {
 }
 
 /// `SchemaSelector`: which schema a function requires.
+///
+/// ```
+/// let v: xfn_sdk::SchemaSelector = serde_json::from_value(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"})).unwrap();
+/// assert_eq!(v.kind, "ConfigMap");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SchemaSelector {
@@ -264,6 +361,11 @@ pub struct SchemaSelector {
 }
 
 /// `Requirements`: what a function needs to be called again with.
+///
+/// ```
+/// let v: xfn_sdk::Requirements = serde_json::from_value(serde_json::json!({"schemas": {"s": {"apiVersion": "v1", "kind": "Pod"}}})).unwrap();
+/// assert_eq!(v.schemas["s"].kind, "Pod");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Requirements {
@@ -279,6 +381,11 @@ pub struct Requirements {
 }
 
 /// `ResponseMeta`.
+///
+/// ```
+/// let v: xfn_sdk::ResponseMeta = serde_json::from_value(serde_json::json!({"tag": "t", "ttl": "30s"})).unwrap();
+/// assert_eq!(v.ttl, Some(std::time::Duration::from_secs(30)));
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ResponseMeta {
@@ -293,6 +400,11 @@ pub struct ResponseMeta {
 }
 
 /// `Result`: a message for the user from a function.
+///
+/// ```
+/// let v: xfn_sdk::FunctionResult = serde_json::from_value(serde_json::json!({"severity": "SEVERITY_WARNING", "message": "m"})).unwrap();
+/// assert_eq!(v.severity, xfn_sdk::Severity::Warning);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct FunctionResult {
@@ -309,6 +421,11 @@ pub struct FunctionResult {
 }
 
 /// `Condition`: a status condition a function sets on the composite.
+///
+/// ```
+/// let v: xfn_sdk::Condition = serde_json::from_value(serde_json::json!({"type": "Ready", "status": "STATUS_CONDITION_TRUE", "reason": "Ok"})).unwrap();
+/// assert_eq!(v.status, xfn_sdk::ConditionStatus::True);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Condition {
@@ -327,6 +444,11 @@ pub struct Condition {
 }
 
 /// `RunFunctionResponse`.
+///
+/// ```
+/// let v: xfn_sdk::Response = serde_json::from_value(serde_json::json!({"results": [{"severity": "SEVERITY_NORMAL", "message": "hi"}]})).unwrap();
+/// assert!(!v.is_fatal());
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Response {

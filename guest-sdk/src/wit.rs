@@ -15,6 +15,18 @@ use crate::{
 };
 
 /// Runs `F` on a request as it arrived over the WIT boundary.
+///
+/// ```
+/// struct Noop;
+/// impl xfn_sdk::Function for Noop {
+///     fn run(req: &xfn_sdk::Request) -> Result<xfn_sdk::Response, xfn_sdk::Error> {
+///         Ok(xfn_sdk::Response::to(req))
+///     }
+/// }
+/// let wire = xfn_sdk::wit::request_to_wit(xfn_sdk::Request::default());
+/// let rsp = xfn_sdk::wit::response_from_wit(xfn_sdk::wit::run::<Noop>(wire).unwrap()).unwrap();
+/// assert_eq!(rsp.meta.unwrap().ttl, Some(xfn_sdk::DEFAULT_TTL));
+/// ```
 pub fn run<F: crate::Function>(
     request: wit::RunFunctionRequest,
 ) -> Result<wit::RunFunctionResponse, String> {
@@ -62,6 +74,12 @@ fn map_to<K, V, W>(map: BTreeMap<K, V>, f: impl Fn(V) -> W) -> Vec<(K, W)> {
 }
 
 /// Converts a WIT request into the SDK's [`Request`].
+///
+/// ```
+/// let req = xfn_sdk::testing::request_from_yaml("input: {size: 2}").unwrap();
+/// let back = xfn_sdk::wit::request_from_wit(xfn_sdk::wit::request_to_wit(req.clone())).unwrap();
+/// assert_eq!(back, req);
+/// ```
 pub fn request_from_wit(r: wit::RunFunctionRequest) -> Result<Request, Error> {
     Ok(Request {
         meta: r.meta.map(|m| RequestMeta {
@@ -88,6 +106,12 @@ pub fn request_from_wit(r: wit::RunFunctionRequest) -> Result<Request, Error> {
 }
 
 /// Converts the SDK's [`Request`] into its WIT form (used by tests and by hosts written in Rust).
+///
+/// ```
+/// let req = xfn_sdk::Request::default();
+/// let back = xfn_sdk::wit::request_from_wit(xfn_sdk::wit::request_to_wit(req.clone())).unwrap();
+/// assert_eq!(back, req);
+/// ```
 pub fn request_to_wit(r: Request) -> wit::RunFunctionRequest {
     wit::RunFunctionRequest {
         meta: r.meta.map(|m| wit::RequestMeta {
@@ -114,6 +138,13 @@ pub fn request_to_wit(r: Request) -> wit::RunFunctionRequest {
 }
 
 /// Converts the SDK's [`Response`] into its WIT form.
+///
+/// ```
+/// let mut rsp = xfn_sdk::Response::default();
+/// rsp.normal("hi");
+/// let back = xfn_sdk::wit::response_from_wit(xfn_sdk::wit::response_to_wit(rsp.clone())).unwrap();
+/// assert_eq!(back, rsp);
+/// ```
 pub fn response_to_wit(r: Response) -> wit::RunFunctionResponse {
     wit::RunFunctionResponse {
         meta: r.meta.map(|m| wit::ResponseMeta {
@@ -159,6 +190,12 @@ pub fn response_to_wit(r: Response) -> wit::RunFunctionResponse {
 }
 
 /// Converts a WIT response into the SDK's [`Response`] (used by tests and by hosts written in Rust).
+///
+/// ```
+/// let rsp = xfn_sdk::testing::response_from_yaml("context: {a: 1}").unwrap();
+/// let back = xfn_sdk::wit::response_from_wit(xfn_sdk::wit::response_to_wit(rsp.clone())).unwrap();
+/// assert_eq!(back, rsp);
+/// ```
 pub fn response_from_wit(r: wit::RunFunctionResponse) -> Result<Response, Error> {
     Ok(Response {
         meta: r.meta.map(|m| ResponseMeta {
