@@ -69,10 +69,12 @@ pub fn check(text: &str) -> Result<(), Refusal> {
 /// Refuses flow collections nested deeper than `limit`, in one pass.
 ///
 /// The scan follows YAML's tokens closely enough for real documents: it
-/// skips comments and block scalars, and closing brackets in quoted
-/// scalars. Opening brackets in a quoted scalar count until the quote
-/// closes, and a closing bracket never counts below zero, so closing
-/// brackets in strings cannot hide nesting from it.
+/// skips comments and block scalars, and brackets in quoted scalars. A
+/// closing bracket never counts below zero, so closing brackets in strings
+/// cannot hide nesting from it. A quote that may be the middle of a plain
+/// scalar instead (one begun on a less indented line, or earlier on its
+/// own line) may not start a string at all: its opening brackets count
+/// until it closes, so that a misread quote hides no nesting.
 pub fn check_flow_depth(text: &str, limit: usize) -> Result<(), Refusal> {
     let mut scan = Scan::default();
     for (line_index, line) in text.split('\n').enumerate() {
@@ -93,8 +95,14 @@ pub fn check_flow_depth(text: &str, limit: usize) -> Result<(), Refusal> {
 struct Scan {
     depth: usize,
     quote: Option<u8>,
+    /// Whether the current quote surely starts a string: no plain scalar
+    /// was open where it appeared.
+    quote_is_sure: bool,
     /// Opening brackets seen inside the current quoted scalar.
     quoted_opens: usize,
+    /// While a plain scalar may be open: the indentation of the line it
+    /// began on (deeper lines may continue it).
+    plain: Option<usize>,
     /// The indentation of the line that opened a block scalar, while in one.
     block_scalar: Option<usize>,
 }
@@ -115,6 +123,12 @@ impl Scan {
             }
             self.block_scalar = None;
         }
+        if self.quote.is_none() && self.plain.is_some_and(|began| indent <= began) {
+            let blank = bytes.iter().all(|b| b.is_ascii_whitespace());
+            if !blank {
+                self.plain = None;
+            }
+        }
         // Whether the next byte starts a token (and not the middle of a
         // plain scalar).
         let mut token_start = self.quote.is_none();
@@ -125,7 +139,7 @@ impl Scan {
             if let Some(q) = self.quote {
                 match b {
                     b'\\' if q == b'"' => i += 1,
-                    b'[' | b'{' => {
+                    b'[' | b'{' if !self.quote_is_sure => {
                         self.quoted_opens += 1;
                         if self.depth + self.quoted_opens > limit {
                             return Err(refusal());
@@ -137,6 +151,7 @@ impl Scan {
                         } else {
                             self.quote = None;
                             self.quoted_opens = 0;
+                            self.plain = None;
                             token_start = false;
                         }
                     }
@@ -149,19 +164,23 @@ impl Scan {
             match b {
                 b'#' if prev == b' ' || prev == b'\t' => return Ok(()),
                 b' ' | b'\t' | b'\r' => {}
-                b'[' | b'{' => {
-                    if token_start || self.depth > 0 {
-                        self.open(&refusal, limit)?;
-                        token_start = true;
-                    }
+                b'[' | b'{' if token_start || self.depth > 0 => {
+                    self.open(&refusal, limit)?;
+                    self.plain = None;
+                    token_start = true;
                 }
-                b']' | b'}' => {
-                    if self.depth > 0 {
-                        self.depth -= 1;
-                    }
+                b']' | b'}' if self.depth > 0 => {
+                    self.depth -= 1;
+                    self.plain = None;
                 }
-                b',' if self.depth > 0 => token_start = true,
-                b'"' | b'\'' if token_start => self.quote = Some(b),
+                b',' if self.depth > 0 => {
+                    self.plain = None;
+                    token_start = true;
+                }
+                b'"' | b'\'' if token_start => {
+                    self.quote = Some(b);
+                    self.quote_is_sure = self.plain.is_none();
+                }
                 b'|' | b'>' if token_start && self.depth == 0 => {
                     let rest = &bytes[i + 1..];
                     let header = rest
@@ -171,6 +190,7 @@ impl Scan {
                     let after = rest.get(header).copied();
                     if matches!(after, None | Some(b' ' | b'\t' | b'\r')) {
                         self.block_scalar = Some(indent);
+                        self.plain = None;
                         return Ok(());
                     }
                     token_start = false;
@@ -178,10 +198,22 @@ impl Scan {
                 b':' | b'-' | b'?'
                     if matches!(bytes.get(i + 1), None | Some(b' ' | b'\t' | b'\r')) =>
                 {
-                    token_start = true
+                    // `- ` and `? ` may be the middle of a plain scalar.
+                    if b == b':' {
+                        self.plain = None;
+                    }
+                    token_start = true;
                 }
-                b':' if self.depth > 0 => token_start = true,
-                _ => token_start = false,
+                b':' if self.depth > 0 => {
+                    self.plain = None;
+                    token_start = true;
+                }
+                _ => {
+                    if token_start && self.plain.is_none() {
+                        self.plain = Some(indent);
+                    }
+                    token_start = false;
+                }
             }
             prev = b;
             i += 1;
@@ -349,7 +381,21 @@ mod tests {
     #[test]
     fn closing_brackets_in_quotes_hide_nothing() {
         assert!(depth("[[\"]]]]\" [[[x]]]]]\n").is_err());
-        assert!(depth("a: 'x\n[[[[\n'\n").is_err());
+        // A quote that may be the middle of a plain scalar (continued on a
+        // deeper line, or after `- ` on its line) hides no nesting.
+        assert!(depth("a: foo\n  'x\n[[[[\n'\n").is_err());
+        assert!(depth("a: foo - 'x\n[[[[\n'\n").is_err());
+        assert!(depth("[foo\n 'x [[[[[\n").is_err());
+        assert!(depth("[foo\n - 'x [[[[[\n").is_err());
+    }
+
+    #[test]
+    fn quoted_scalars_full_of_brackets_load() {
+        assert!(depth("a: 'x[[[[[[[[[[{{{{{'\n").is_ok());
+        assert!(depth("a: 'x\n  [[[[[[[[[[\n  {{{{{'\n").is_ok());
+        assert!(depth("- foo\n- \"[[[[[[[[[[\n  [[[[\"\n").is_ok());
+        assert!(depth("\"[[[[[[[[\n  [[[[[[\"\n").is_ok());
+        assert!(depth("a: [x, '[[[[[[[[', {b: \"{{{{{{{{{\"}]\n").is_ok());
     }
 
     #[test]
