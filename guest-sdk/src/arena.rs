@@ -23,16 +23,50 @@ use core::cell::Cell;
 use core::ptr;
 
 /// The smallest chunk after the first.
+///
+/// ```
+/// assert!(xfn_sdk::arena::MIN_CHUNK <= xfn_sdk::arena::MAX_CHUNK);
+/// ```
 pub const MIN_CHUNK: usize = 256 << 10;
 
 /// The largest chunk taken for small blocks: chunks double up to this, so
 /// the arena wastes at most this much near a memory limit.
+///
+/// ```
+/// assert_eq!(xfn_sdk::arena::MAX_CHUNK, 16 << 20);
+/// ```
 pub const MAX_CHUNK: usize = 16 << 20;
 
 /// Room left in the initial heap for wasi-libc's own allocations.
+///
+/// ```
+/// assert!(xfn_sdk::arena::LIBC_HEADROOM < xfn_sdk::arena::MIN_CHUNK);
+/// ```
 pub const LIBC_HEADROOM: usize = 16 << 10;
 
 /// Where the arena gets its chunks.
+///
+/// ```
+/// use std::alloc::{GlobalAlloc, Layout, System};
+/// use xfn_sdk::arena::{CallArena, ChunkSource};
+///
+/// /// Chunks from the system allocator, with no initial heap.
+/// struct FromSystem;
+///
+/// impl ChunkSource for FromSystem {
+///     fn initial_heap(&self) -> usize {
+///         0
+///     }
+///     fn chunk(&self, bytes: usize) -> *mut u8 {
+///         let layout = Layout::from_size_align(bytes, 16).unwrap();
+///         unsafe { System.alloc(layout) }
+///     }
+/// }
+///
+/// let arena = CallArena::new(FromSystem);
+/// let block = unsafe { arena.alloc(Layout::new::<u64>()) };
+/// assert!(!block.is_null());
+/// ```
 pub trait ChunkSource {
     /// Bytes of heap the first chunk should take, if known.
     fn initial_heap(&self) -> usize;
@@ -41,7 +75,14 @@ pub trait ChunkSource {
     fn chunk(&self, bytes: usize) -> *mut u8;
 }
 
-/// Chunks from the C allocator, sized by the linker's heap symbols.
+/// Chunks from the C allocator, sized by the linker's heap symbols
+/// (wasm builds only).
+///
+/// ```
+/// # #[cfg(target_arch = "wasm32")]
+/// static ALLOCATOR: xfn_sdk::arena::CallArena<xfn_sdk::arena::SystemChunks> =
+///     xfn_sdk::arena::CallArena::new(xfn_sdk::arena::SystemChunks);
+/// ```
 #[cfg(target_arch = "wasm32")]
 pub struct SystemChunks;
 
@@ -70,7 +111,15 @@ impl ChunkSource for SystemChunks {
     }
 }
 
-/// A bump allocator over chunks from `S`.
+/// A bump allocator over chunks from `S`. With the `call-arena` feature
+/// off, install it yourself:
+///
+/// ```
+/// #[cfg(target_arch = "wasm32")]
+/// #[global_allocator]
+/// static ALLOCATOR: xfn_sdk::arena::CallArena<xfn_sdk::arena::SystemChunks> =
+///     xfn_sdk::arena::CallArena::new(xfn_sdk::arena::SystemChunks);
+/// ```
 pub struct CallArena<S> {
     source: S,
     /// The next free byte of the current chunk.
@@ -87,6 +136,26 @@ unsafe impl<S: Sync> Sync for CallArena<S> {}
 
 impl<S> CallArena<S> {
     /// An empty arena; it takes its first chunk on first use.
+    ///
+    /// ```
+    /// use xfn_sdk::arena::{CallArena, ChunkSource};
+    ///
+    /// /// A source that has no memory to give.
+    /// struct Empty;
+    ///
+    /// impl ChunkSource for Empty {
+    ///     fn initial_heap(&self) -> usize {
+    ///         0
+    ///     }
+    ///     fn chunk(&self, _bytes: usize) -> *mut u8 {
+    ///         std::ptr::null_mut()
+    ///     }
+    /// }
+    ///
+    /// let arena = CallArena::new(Empty);
+    /// let block = unsafe { std::alloc::GlobalAlloc::alloc(&arena, std::alloc::Layout::new::<u8>()) };
+    /// assert!(block.is_null());
+    /// ```
     pub const fn new(source: S) -> CallArena<S> {
         CallArena {
             source,

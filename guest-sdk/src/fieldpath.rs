@@ -35,6 +35,15 @@ const WILDCARD: &str = "*";
 static NULL: Value = Value::Null;
 
 /// What kind of problem a [`FieldPathError`] is.
+///
+/// ```
+/// use xfn_sdk::fieldpath::{self, ErrorKind};
+/// let obj = serde_json::json!({"spec": {"replicas": 3}});
+/// let missing = fieldpath::get(&obj, "spec.size").unwrap_err();
+/// assert_eq!(missing.kind(), ErrorKind::NotFound);
+/// let unparsable = fieldpath::get(&obj, "spec..size").unwrap_err();
+/// assert_eq!(unparsable.kind(), ErrorKind::Parse);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The path does not parse.
@@ -50,6 +59,16 @@ pub enum ErrorKind {
 ///
 /// The message is crossplane-runtime's, e.g. `spec.x: no such field` or
 /// `cannot parse path "a..b": unexpected '.' at position 2`.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let obj = serde_json::json!({"spec": {}});
+/// let err = fieldpath::get(&obj, "spec.size").unwrap_err();
+/// assert!(err.is_not_found());
+/// let wrapped = err.wrap("cannot read the size");
+/// assert!(wrapped.is_not_found());
+/// assert!(wrapped.message().starts_with("cannot read the size: "));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPathError {
     kind: ErrorKind,
@@ -73,22 +92,48 @@ impl FieldPathError {
     }
 
     /// The kind of problem.
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath::{self, ErrorKind};
+    /// let obj = serde_json::json!({"spec": "not an object"});
+    /// let err = fieldpath::get(&obj, "spec.size").unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Invalid);
+    /// ```
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
     /// Whether the path names something that does not exist (as opposed to a
     /// type mismatch or a syntax error). Survives [`FieldPathError::wrap`].
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath;
+    /// let obj = serde_json::json!({"metadata": {}});
+    /// assert!(fieldpath::get(&obj, "metadata.labels").unwrap_err().is_not_found());
+    /// ```
     pub fn is_not_found(&self) -> bool {
         self.kind == ErrorKind::NotFound
     }
 
     /// The message.
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath;
+    /// let obj = serde_json::json!({"spec": {}});
+    /// let err = fieldpath::get(&obj, "spec.size").unwrap_err();
+    /// assert_eq!(err.message(), err.to_string());
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
 
     /// Prefixes the message with `context: `, keeping the kind, as Go's `errors.Wrap` does.
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath;
+    /// let err = fieldpath::parse("a..b").unwrap_err().wrap("bad patch");
+    /// assert!(err.to_string().starts_with("bad patch: cannot parse path"));
+    /// ```
     pub fn wrap(self, context: impl fmt::Display) -> Self {
         FieldPathError {
             kind: self.kind,
@@ -106,6 +151,12 @@ impl fmt::Display for FieldPathError {
 impl std::error::Error for FieldPathError {}
 
 /// One segment of a field path.
+///
+/// ```
+/// use xfn_sdk::fieldpath::{self, Segment};
+/// let path = fieldpath::parse("spec.items[2]").unwrap();
+/// assert_eq!(path.0[2], Segment::Index(2));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Segment {
     /// A field of an object.
@@ -117,12 +168,23 @@ pub enum Segment {
 impl Segment {
     /// A field segment; leading and trailing `'` and `"` are trimmed
     /// (crossplane-runtime's `Field`).
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath::Segment;
+    /// assert_eq!(Segment::field("'app.kubernetes.io/name'"), Segment::Field("app.kubernetes.io/name".into()));
+    /// ```
     pub fn field(name: &str) -> Segment {
         Segment::Field(name.trim_matches(|c| c == '\'' || c == '"').to_owned())
     }
 
     /// An index segment if `s` is an unsigned 32-bit decimal, else a field
     /// segment (crossplane-runtime's `FieldOrIndex`).
+    ///
+    /// ```
+    /// use xfn_sdk::fieldpath::Segment;
+    /// assert_eq!(Segment::field_or_index("7"), Segment::Index(7));
+    /// assert_eq!(Segment::field_or_index("x7"), Segment::Field("x7".into()));
+    /// ```
     pub fn field_or_index(s: &str) -> Segment {
         if !s.is_empty()
             && s.bytes().all(|b| b.is_ascii_digit())
@@ -139,6 +201,13 @@ impl Segment {
 /// period or is `*`, without a leading period. A field with an empty name
 /// (`['']`) prints as nothing, as in crossplane-runtime, so that form does
 /// not parse back to the same path.
+///
+/// ```
+/// use xfn_sdk::fieldpath;
+/// let path = fieldpath::parse("metadata.labels[app.kubernetes.io/name]").unwrap();
+/// assert_eq!(path.0.len(), 3);
+/// assert_eq!(path.to_string(), "metadata.labels[app.kubernetes.io/name]");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Segments(pub Vec<Segment>);
 
@@ -697,6 +766,18 @@ fn expand(data: &Value, segments: Vec<Segment>) -> Result<Vec<Vec<Segment>>, Fie
 }
 
 /// How [`merge_value`] merges (crossplane-runtime's `MergeOptions`).
+///
+/// ```
+/// use xfn_sdk::fieldpath::{self, MergeOptions};
+/// let keep = MergeOptions { keep_map_values: true, ..Default::default() };
+/// let merged = fieldpath::merge(
+///     Some(serde_json::json!({"a": 1})),
+///     serde_json::json!({"a": 2, "b": 3}),
+///     &keep,
+/// )
+/// .unwrap();
+/// assert_eq!(merged, serde_json::json!({"a": 1, "b": 3}));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MergeOptions {
     /// Keep existing non-empty values instead of overwriting them.
