@@ -1188,19 +1188,7 @@ impl Peer {
     /// The Go peer, built by tests/go-peer/build.sh (which `make bench`
     /// runs first, installing its packages; here it installs nothing).
     fn go() -> Result<Peer, String> {
-        let script = workspace().join("tests/go-peer/build.sh");
-        let out = Command::new(&script)
-            .arg("--no-install")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "build.sh failed (`make go-peer` installs what it needs): {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        let bin = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let bin = xfn_tests::peers::build_go_peer()?;
         let mut command = Command::new(bin);
         command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
         Peer::start(command, false, Duration::from_secs(30), |line| {

@@ -8,8 +8,7 @@
 
 mod grpc_support;
 
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -18,25 +17,10 @@ use serde_json::{Value, json};
 use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_host::protocol::*;
+use xfn_tests::peers::{announced_port, build_go_peer};
 
 /// How long the Go peer may live.
 const CHILD_SECONDS: &str = "120";
-
-/// The Go peer, built by tests/go-peer/build.sh without installing
-/// anything; the build's error output if it can't be built.
-fn build() -> Result<PathBuf, String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("go-peer/build.sh");
-    let out = Command::new(&script)
-        .arg("--no-install")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let path = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    Ok(PathBuf::from(path))
-}
 
 /// The Go peer, running on 127.0.0.1; killed on drop.
 struct GoPeer {
@@ -53,19 +37,12 @@ impl GoPeer {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start the Go peer");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+        let (port, line) = announced_port(&mut child, Duration::from_secs(30));
         let mut peer = GoPeer {
             child,
             target: String::new(),
         };
-        match line.trim().strip_prefix("LISTENING ") {
+        match port {
             Some(port) => peer.target = format!("127.0.0.1:{port}"),
             None => panic!("the Go peer did not start (stdout {line:?})"),
         }
@@ -113,7 +90,7 @@ fn request() -> RunFunctionRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn go_peer_answers_as_the_python_sdk_function_does() {
-    let bin = match build() {
+    let bin = match build_go_peer() {
         Ok(bin) => bin,
         Err(e) => {
             eprintln!("SKIPPED: the Go peer can't be built here (`make deps` installs it):\n{e}");

@@ -7,7 +7,7 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::Read as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -86,18 +86,7 @@ impl PyFunction {
             .stderr(stderr.reopen().expect("stderr file"))
             .spawn()
             .expect("start the Python function");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
-        let port = line
-            .trim()
-            .strip_prefix("LISTENING ")
-            .and_then(|p| p.parse().ok());
+        let (port, line) = xfn_tests::peers::announced_port(&mut child, Duration::from_secs(60));
         let mut function = PyFunction {
             child,
             port: 0,
