@@ -39,14 +39,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         echo "go peer: missing Debian packages: ${missing[*]}" >&2
         exit 1
     fi
-    sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        sudo="sudo"
-    fi
-    echo "go peer: installing ${missing[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq >/dev/null
-    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    "$here/../apt-install.sh" "${missing[@]}"
 fi
 
 # GOPATH mode: the stubs' package under our own GOPATH, everything else

@@ -10,16 +10,6 @@ command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry)
 command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)
 command -v htpasswd >/dev/null 2>&1 || missing+=(apache2-utils)
 
-if [ ${#missing[@]} -eq 0 ]; then
-    exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+    "$(dirname "${BASH_SOURCE[0]}")/../apt-install.sh" "${missing[@]}"
 fi
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-    sudo="sudo"
-fi
-
-echo "installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >/dev/null
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
