@@ -11,13 +11,7 @@ use xfn_oci::localfile::{self, Limit};
 /// Where `given` points: itself if absolute, else joined to the current
 /// directory (as every `xfn` command resolves it).
 pub fn resolve(given: &Path) -> PathBuf {
-    if given.is_absolute() {
-        return given.to_owned();
-    }
-    match std::env::current_dir() {
-        Ok(dir) => dir.join(given),
-        Err(_) => given.to_owned(),
-    }
+    std::path::absolute(given).unwrap_or_else(|_| given.to_owned())
 }
 
 /// Why `given` names no file: the path tried and, for a relative path,
@@ -40,29 +34,37 @@ pub fn not_found(given: &Path) -> String {
 /// Why `given` cannot be read as a module, if it can't: first of all,
 /// when there is nothing there.
 pub fn missing(given: &Path) -> Option<String> {
-    match std::fs::metadata(resolve(given)) {
-        Ok(_) => None,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(not_found(given)),
-        Err(e) => Some(format!(
-            "cannot read wasm module {:?}: {e}",
-            given.display().to_string()
-        )),
-    }
+    std::fs::metadata(resolve(given))
+        .err()
+        .map(|e| read_error(given, &e))
+}
+
+/// Every problem of `missing` for `modules` (a Function's name and its
+/// module's path), one line each, so that all are reported at once.
+pub fn all_missing<'a>(modules: impl IntoIterator<Item = (&'a str, &'a Path)>) -> Vec<String> {
+    modules
+        .into_iter()
+        .filter_map(|(function, module)| {
+            missing(module).map(|reason| format!("Function {function:?}: {reason}"))
+        })
+        .collect()
 }
 
 /// The bytes of the module `given` names, bounded; a missing file is
 /// reported with the path tried.
 pub fn read(given: &Path) -> Result<Vec<u8>, String> {
-    localfile::read(&resolve(given), Limit::WASM).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            not_found(given)
-        } else {
-            format!(
-                "cannot read wasm module {:?}: {e}",
-                given.display().to_string()
-            )
-        }
-    })
+    localfile::read(&resolve(given), Limit::WASM).map_err(|e| read_error(given, &e))
+}
+
+/// Why the module `given` names could not be read.
+fn read_error(given: &Path, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::NotFound {
+        return not_found(given);
+    }
+    format!(
+        "cannot read wasm module {:?}: {error}",
+        given.display().to_string()
+    )
 }
 
 /// The outline of component `bytes`, if the host would try to run it:

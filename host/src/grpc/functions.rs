@@ -321,14 +321,11 @@ impl Loader {
             });
         }
         // Every missing module is reported at once, before any compiling.
-        let missing: Vec<String> = specs
-            .iter()
-            .filter_map(|spec| match &spec.source {
-                Source::Wasm(path) => crate::local_module::missing(path)
-                    .map(|reason| format!("function {:?}: {reason}", spec.name)),
+        let missing =
+            crate::local_module::all_missing(specs.iter().filter_map(|spec| match &spec.source {
+                Source::Wasm(path) => Some((spec.name.as_str(), path.as_path())),
                 Source::Package(_) => None,
-            })
-            .collect();
+            }));
         if !missing.is_empty() {
             return Err(LoadError::Missing(missing));
         }

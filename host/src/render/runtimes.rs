@@ -125,12 +125,9 @@ pub fn local_modules(functions: &[Value]) -> impl Iterator<Item = (&str, &str)> 
 /// Refuses Functions whose local wasm module is missing, all of them at
 /// once and before any function is compiled.
 fn check_modules(functions: &[Value]) -> Result<(), RenderError> {
-    let missing: Vec<String> = local_modules(functions)
-        .filter_map(|(function, module)| {
-            crate::local_module::missing(Path::new(module))
-                .map(|reason| format!("Function {function:?}: {reason}"))
-        })
-        .collect();
+    let missing = crate::local_module::all_missing(
+        local_modules(functions).map(|(function, module)| (function, Path::new(module))),
+    );
     if missing.is_empty() {
         return Ok(());
     }
