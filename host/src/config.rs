@@ -48,9 +48,11 @@ impl HostConfig {
     /// Slots kept for functions that hold none: a function's second and
     /// later concurrent calls may use all but these, so that two busy
     /// functions, each within its share, cannot fill the pool between
-    /// them. A quarter of the pool (none for pools under four).
+    /// them. A quarter of the pool (none for pools under four), but never
+    /// so many that one function could not fill its share.
     pub fn reserved_slots(&self) -> u32 {
-        self.max_concurrent_calls.max(1) / 4
+        let pool = self.max_concurrent_calls.max(1);
+        (pool / 4).min(pool - self.calls_per_function())
     }
 
     /// Bytes each pooled memory keeps resident between calls:

@@ -264,6 +264,17 @@ mod tests {
         let small = engine(1);
         let function = small.function_slots();
         assert_eq!(take_all(&small, &function).len(), 1);
+        // A share of the whole pool, as a one-function server may set,
+        // is not cut by the reserve.
+        let whole = HostEngine::new(HostConfig {
+            pooling: false,
+            max_concurrent_calls: 16,
+            max_calls_per_function: Some(16),
+            ..HostConfig::default()
+        })
+        .unwrap();
+        let function = whole.function_slots();
+        assert_eq!(take_all(&whole, &function).len(), 16);
     }
 
     #[test]
@@ -277,6 +288,11 @@ mod tests {
         assert_eq!(config(128).keep_resident_per_slot(), 1 << 20);
         assert_eq!(config(8).keep_resident_per_slot(), 16 << 20);
         assert_eq!(config(128).reserved_slots(), 32);
+        let wide_share = HostConfig {
+            max_calls_per_function: Some(120),
+            ..config(128)
+        };
+        assert_eq!(wide_share.reserved_slots(), 8);
         assert_eq!(config(3).reserved_slots(), 0);
     }
 }
