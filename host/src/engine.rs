@@ -283,9 +283,9 @@ mod tests {
             max_concurrent_calls: calls,
             ..HostConfig::default()
         };
-        // 512 MiB over 128 calls' 4 memories each is 1 MiB a memory; with
+        // 2 GiB over 128 calls' 4 memories each is 4 MiB a memory; with
         // 8 calls, each may keep 16 MiB.
-        assert_eq!(config(128).keep_resident_per_slot(), 1 << 20);
+        assert_eq!(config(128).keep_resident_per_slot(), 4 << 20);
         assert_eq!(config(8).keep_resident_per_slot(), 16 << 20);
         assert_eq!(config(128).reserved_slots(), 32);
         let wide_share = HostConfig {

@@ -66,8 +66,9 @@ const SETTLE: Duration = Duration::from_secs(15);
 /// 18 MiB over the three measured rounds' 9,000 calls.
 const RSS_TOLERANCE_KIB: u64 = 16 << 10;
 
-/// `xfn serve`'s default `--resident-budget`, in MiB: what the pool's
-/// slots together may keep resident between calls.
+/// The server's `--resident-budget`, in MiB: what the pool's slots
+/// together may keep resident between calls. A quarter of the default, so
+/// the storm's calls fill it (1 MiB a memory slot) and the bound is tight.
 const RESIDENT_BUDGET_MIB: u64 = 512;
 
 /// What the instance pool may keep resident once idle, in KiB: every
@@ -210,6 +211,7 @@ impl Serve {
             .args(["--metrics-address", &format!("127.0.0.1:{metrics_port}")])
             .args(["--timeout", CALL_TIMEOUT])
             .args(["--memory-limit", &MEMORY_LIMIT_MIB.to_string()])
+            .args(["--resident-budget", &RESIDENT_BUDGET_MIB.to_string()])
             .arg("--cache-dir")
             .arg(cache.path())
             .env_remove("XFN_LOG")

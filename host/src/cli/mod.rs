@@ -113,8 +113,8 @@ pub struct ServerLimits {
     /// Of those, how many one function may hold, so that a slow function cannot starve the others (default: half).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_calls_per_function: Option<u32>,
-    /// Most memory the instance pool keeps resident between calls for the next ones, in MiB, over all its slots (each keeps at most 16 MiB).
-    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    /// Most memory the instance pool keeps resident between calls for the next ones, in MiB, over all its slots (4 MiB each at the defaults, never more than 16 MiB).
+    #[arg(long, default_value_t = xfn_host::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
     pub resident_budget: usize,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
     #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
