@@ -45,6 +45,21 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     // prost-build needs the imported files to analyse types, but skips the
     // google.protobuf ones: they map to prost-types.
+    generator().compile_fds(fds.clone())?;
+
+    // The same messages with every google.protobuf.Struct held as JSON text
+    // (crate::json::JsonStruct), for the serving path.
+    let json_dir = out_dir.join("json");
+    fs::create_dir_all(&json_dir)?;
+    generator()
+        .out_dir(&json_dir)
+        .extern_path(".google.protobuf.Struct", "crate::json::JsonStruct")
+        .compile_fds(fds)?;
+    Ok(())
+}
+
+/// The generator of messages, clients and servers.
+fn generator() -> tonic_prost_build::Builder {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
@@ -52,8 +67,6 @@ fn main() -> Result<(), Box<dyn Error>> {
         // prost's own recursion limit is off (see Cargo.toml); this codec
         // bounds the depth instead.
         .codec_path("crate::codec::DepthCodec")
-        .compile_fds(fds)?;
-    Ok(())
 }
 
 /// Returns the v1beta1 source: the v1 source with its single package line rewritten.

@@ -27,7 +27,7 @@ impl<T, U> Default for DepthCodec<T, U> {
 
 impl<T, U> Codec for DepthCodec<T, U>
 where
-    T: Message + Send + 'static,
+    T: Message + Checked + Send + 'static,
     U: Message + Default + Checked + Send + 'static,
 {
     type Encode = T;
@@ -48,16 +48,21 @@ where
 #[derive(Debug)]
 pub struct DepthEncoder<T>(PhantomData<T>);
 
-impl<T: Message> Encoder for DepthEncoder<T> {
+impl<T: Message + Checked> Encoder for DepthEncoder<T> {
     type Item = T;
     type Error = Status;
 
     fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        // Encoding and dropping recurse once per level.
-        depth::with_deep_stack(move || {
+        let mut encode = move || {
             item.encode(buf)
                 .map_err(|e| Status::internal(format!("cannot encode the message: {e}")))
-        })
+        };
+        if T::RECURSES {
+            // Encoding and dropping recurse once per level.
+            depth::with_deep_stack(encode)
+        } else {
+            encode()
+        }
     }
 }
 
@@ -91,7 +96,7 @@ pub fn decode_checked<U: Message + Default + Checked>(bytes: bytes::Bytes) -> Re
         U::decode(bytes)
             .map_err(|e| Status::internal(format!("failed to decode Protobuf message: {e}")))
     };
-    if levels <= SHALLOW {
+    if levels <= SHALLOW || !U::RECURSES {
         decode()
     } else {
         depth::with_stack_for(levels, decode)

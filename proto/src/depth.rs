@@ -51,6 +51,11 @@ pub enum DepthError {
 pub trait Checked {
     /// The fully qualified protobuf name, e.g. `apiextensions.fn.proto.v1.RunFunctionRequest`.
     const PROTO_NAME: &'static str;
+
+    /// Whether decoding, encoding and dropping the message recurse once per
+    /// level of nesting, and so need a stack as deep as the message. True
+    /// of `prost_types::Struct` trees, false of [`JsonStruct`](crate::json::JsonStruct)s.
+    const RECURSES: bool = true;
 }
 
 /// Per message type: field number to the message type it holds.

@@ -20,6 +20,7 @@
 /// `apiextensions.fn.proto.v1`: the current function protocol.
 pub mod codec;
 pub mod depth;
+pub mod json;
 
 pub use depth::{MAX_MESSAGE_DEPTH, with_deep_stack};
 
@@ -61,18 +62,23 @@ pub fn transcode<T: prost::Message + Default>(
 }
 
 macro_rules! checked {
-    ($($ty:ty => $name:literal),* $(,)?) => {$(
+    ($($ty:ty => $name:literal, recurses: $recurses:literal),* $(,)?) => {$(
         impl depth::Checked for $ty {
             const PROTO_NAME: &'static str = $name;
+            const RECURSES: bool = $recurses;
         }
     )*};
 }
 
 checked! {
-    v1::RunFunctionRequest => "apiextensions.fn.proto.v1.RunFunctionRequest",
-    v1::RunFunctionResponse => "apiextensions.fn.proto.v1.RunFunctionResponse",
-    v1beta1::RunFunctionRequest => "apiextensions.fn.proto.v1beta1.RunFunctionRequest",
-    v1beta1::RunFunctionResponse => "apiextensions.fn.proto.v1beta1.RunFunctionResponse",
+    v1::RunFunctionRequest => "apiextensions.fn.proto.v1.RunFunctionRequest", recurses: true,
+    v1::RunFunctionResponse => "apiextensions.fn.proto.v1.RunFunctionResponse", recurses: true,
+    v1beta1::RunFunctionRequest => "apiextensions.fn.proto.v1beta1.RunFunctionRequest", recurses: true,
+    v1beta1::RunFunctionResponse => "apiextensions.fn.proto.v1beta1.RunFunctionResponse", recurses: true,
+    json::v1::RunFunctionRequest => "apiextensions.fn.proto.v1.RunFunctionRequest", recurses: false,
+    json::v1::RunFunctionResponse => "apiextensions.fn.proto.v1.RunFunctionResponse", recurses: false,
+    json::v1beta1::RunFunctionRequest => "apiextensions.fn.proto.v1beta1.RunFunctionRequest", recurses: false,
+    json::v1beta1::RunFunctionResponse => "apiextensions.fn.proto.v1beta1.RunFunctionResponse", recurses: false,
 }
 
 /// Implements `TryFrom` (by value and by reference) between wire-identical types.
@@ -104,6 +110,10 @@ wire_identical! {
     v1beta1::RunFunctionRequest => v1::RunFunctionRequest,
     v1::RunFunctionResponse => v1beta1::RunFunctionResponse,
     v1beta1::RunFunctionResponse => v1::RunFunctionResponse,
+    json::v1::RunFunctionRequest => json::v1beta1::RunFunctionRequest,
+    json::v1beta1::RunFunctionRequest => json::v1::RunFunctionRequest,
+    json::v1::RunFunctionResponse => json::v1beta1::RunFunctionResponse,
+    json::v1beta1::RunFunctionResponse => json::v1::RunFunctionResponse,
 }
 
 #[cfg(test)]

@@ -45,7 +45,8 @@ use xfn_host::grpc::convert::request_to_proto;
 use xfn_host::grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
 use xfn_host::protocol::RunFunctionRequest;
 use xfn_host::{Function, HostConfig, WasmFunction};
-use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+// The load generator sends what xfn's own client sends: Structs as JSON.
+use xfn_proto::json::v1::function_runner_service_client::FunctionRunnerServiceClient;
 
 /// The allocator the `xfn` binary ships with, so that in-process figures
 /// (and the native floor) are measured as xfn runs.
@@ -1243,7 +1244,7 @@ async fn channel(
 async fn call_once(
     target: &str,
     authority: Option<&str>,
-    request: &xfn_proto::v1::RunFunctionRequest,
+    request: &xfn_proto::json::v1::RunFunctionRequest,
 ) -> Result<(), String> {
     let mut client = FunctionRunnerServiceClient::new(channel(target, authority).await?);
     tokio::time::timeout(
@@ -1264,14 +1265,14 @@ async fn beside_loops(
     target: &str,
     loopers: usize,
     duration: Duration,
-    request: &xfn_proto::v1::RunFunctionRequest,
+    request: &xfn_proto::json::v1::RunFunctionRequest,
 ) -> Result<Load, String> {
     let channel = channel(target, Some("function-loop.crossplane-system:9443")).await?;
-    let input = xfn_host::grpc::convert::json_to_struct(r#"{"fault": "loop"}"#)
+    let input = xfn_proto::json::JsonStruct::from_json(r#"{"fault": "loop"}"#)
         .map_err(|e| e.to_string())?;
-    let looping = xfn_proto::v1::RunFunctionRequest {
+    let looping = xfn_proto::json::v1::RunFunctionRequest {
         input: Some(input),
-        ..xfn_proto::v1::RunFunctionRequest::default()
+        ..xfn_proto::json::v1::RunFunctionRequest::default()
     };
     // Room for the start, the load's warm-up calls and the load itself.
     let lasting = duration + Duration::from_secs(5);
@@ -1347,7 +1348,7 @@ async fn load(
     authority: Option<&str>,
     concurrency: usize,
     duration: Duration,
-    request: &xfn_proto::v1::RunFunctionRequest,
+    request: &xfn_proto::json::v1::RunFunctionRequest,
 ) -> Load {
     let channel = match channel(target, authority).await {
         Ok(c) => c,

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tonic::transport::{Channel, Endpoint, Uri};
 use tonic::{Code, Request};
-use xfn_proto::{v1, v1beta1};
+use xfn_proto::json::{v1, v1beta1};
 
 use super::server::DEFAULT_MAX_RECV_MESSAGE_SIZE;
 use super::tls::{TlsError, TlsFiles};

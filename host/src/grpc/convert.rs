@@ -1,17 +1,21 @@
 //! Conversion between the host's WIT types ([`crate::protocol`]) and the
-//! protobuf messages of `apiextensions.fn.proto.v1` ([`xfn_proto::v1`]).
+//! protobuf messages of `apiextensions.fn.proto.v1` whose Structs are JSON
+//! text ([`xfn_proto::json::v1`]), which the server and client send and
+//! receive.
 //!
 //! Every field is carried over. The two representations differ in three ways:
 //!
-//! * **Structs.** A `google.protobuf.Struct` is JSON object text in WIT.
-//!   Protobuf numbers are `f64`, so a JSON integer becomes the nearest `f64`
+//! * **Structs.** A `google.protobuf.Struct` is JSON object text in WIT,
+//!   written straight from the Struct's wire bytes and back (see
+//!   [`xfn_proto::json`]), with no value tree between. Protobuf numbers are `f64`, so a JSON integer becomes the nearest `f64`
 //!   on the way to protobuf (exact up to ±2^53, as in Crossplane's Go code).
 //!   On the way back, an integral `f64` within ±2^53 is written as a JSON
 //!   integer (`9001`, not `9001.0`), and any other finite number in the
 //!   shortest form that reads back as the same `f64`. NaN and ±infinity have
 //!   no JSON form: converting a Struct that holds one is an error (Go's
 //!   `encoding/json` refuses them too). A `Value` with no kind set is written
-//!   as `null`. Object keys come out sorted.
+//!   as `null`. Object keys come out sorted; JSON sent to protobuf keeps
+//!   its order.
 //! * **Maps.** Protobuf maps (`HashMap`s) become WIT lists of pairs sorted by
 //!   key, so the same message always converts to the same list. A list with
 //!   a repeated key keeps the last pair.
@@ -21,16 +25,10 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use prost_types::value::Kind;
-use prost_types::{ListValue, Struct, Value};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde::ser::{self, Serialize, Serializer};
-use xfn_proto::v1 as pb;
+use prost_types::Struct;
+use xfn_proto::json::{JsonError, JsonStruct, v1 as pb};
 
 use crate::protocol as wit;
-
-/// Largest magnitude up to which every integer is exactly an `f64` (2^53).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// A field that cannot be converted.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -77,222 +75,46 @@ type Result<T, E = ConvertError> = std::result::Result<T, E>;
 // ---------------------------------------------------------------------------
 // google.protobuf.Struct <-> JSON object text
 
-/// Writes a Struct as JSON object text.
-///
-/// The text is written into one buffer sized up front from the Struct's
-/// protobuf size, which is a little more than its JSON size for typical
-/// objects: no growth by doubling, whose reallocations cost about as many
-/// bytes again as the text on a large object.
+/// The deepest JSON nesting converted to a Struct.
+pub use xfn_proto::json::MAX_JSON_DEPTH;
+
+impl From<JsonError> for ConvertError {
+    fn from(e: JsonError) -> Self {
+        ConvertError::new(e.to_string())
+    }
+}
+
+/// Writes a `prost_types::Struct` tree as JSON object text, by the same
+/// rules as the serving path (for callers that hold trees: tests and
+/// clients built on [`xfn_proto::v1`]).
 pub fn struct_to_json(value: &Struct) -> Result<String> {
-    let mut text = Vec::with_capacity(prost::Message::encoded_len(value));
-    serde_json::to_writer(&mut text, &StructRef(value))
+    // Encoding a tree recurses once per level.
+    let bytes = xfn_proto::with_deep_stack(|| prost::Message::encode_to_vec(value));
+    let json = <JsonStruct as prost::Message>::decode(bytes::Bytes::from(bytes))
         .map_err(|e| ConvertError::new(e.to_string()))?;
-    // serde_json writes UTF-8 only; the check is a cheap pass over the text.
-    String::from_utf8(text).map_err(|e| ConvertError::new(e.to_string()))
+    Ok(json.to_json()?)
 }
 
-/// Parses JSON object text into a Struct.
+/// Parses JSON object text into a `prost_types::Struct` tree, by the same
+/// rules as the serving path.
 pub fn json_to_struct(text: &str) -> Result<Struct> {
-    check_json_depth(text)?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    // The depth is bounded above; the parse runs on a stack with room for it.
-    de.disable_recursion_limit();
-    let value = StructSeed
-        .deserialize(&mut de)
-        .and_then(|s| de.end().map(|()| s))
-        .map_err(|e| ConvertError::new(e.to_string()))?;
-    Ok(value)
+    let bytes = prost::Message::encode_to_vec(&JsonStruct::from_json(text)?);
+    // Decoding a tree recurses once per level.
+    xfn_proto::with_deep_stack(|| <Struct as prost::Message>::decode(bytes.as_slice()))
+        .map_err(|e| ConvertError::new(e.to_string()))
 }
 
-/// The deepest JSON nesting converted to a Struct: the Struct must stay
-/// within [`xfn_proto::MAX_MESSAGE_DEPTH`] inside a request or response,
-/// and each JSON level costs 3 message levels (Struct, map entry, Value).
-pub const MAX_JSON_DEPTH: usize = (xfn_proto::MAX_MESSAGE_DEPTH - 8) / 3;
-
-/// Refuses JSON text nested deeper than [`MAX_JSON_DEPTH`], without parsing
-/// it (malformed text is left to the parser).
-fn check_json_depth(text: &str) -> Result<()> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > MAX_JSON_DEPTH {
-                    return Err(ConvertError::new(format!(
-                        "JSON nests deeper than the limit of {MAX_JSON_DEPTH} levels"
-                    )));
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-struct StructRef<'a>(&'a Struct);
-
-impl Serialize for StructRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // `fields` is a BTreeMap: keys come out sorted.
-        s.collect_map(self.0.fields.iter().map(|(k, v)| (k, ValueRef(v))))
-    }
-}
-
-struct ValueRef<'a>(&'a Value);
-
-impl Serialize for ValueRef<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.0.kind {
-            None | Some(Kind::NullValue(_)) => s.serialize_unit(),
-            Some(Kind::NumberValue(n)) => serialize_number(*n, s),
-            Some(Kind::StringValue(v)) => s.serialize_str(v),
-            Some(Kind::BoolValue(b)) => s.serialize_bool(*b),
-            Some(Kind::StructValue(v)) => StructRef(v).serialize(s),
-            Some(Kind::ListValue(l)) => s.collect_seq(l.values.iter().map(ValueRef)),
-        }
-    }
-}
-
-fn serialize_number<S: Serializer>(n: f64, s: S) -> Result<S::Ok, S::Error> {
-    if !n.is_finite() {
-        return Err(ser::Error::custom(format!(
-            "the number {n} has no JSON representation"
-        )));
-    }
-    if n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER {
-        // Exact: |n| <= 2^53 fits an i64 with no rounding.
-        #[allow(clippy::cast_possible_truncation)]
-        return s.serialize_i64(n as i64);
-    }
-    s.serialize_f64(n)
-}
-
-/// Deserializes the top level of JSON text, which must be an object.
-struct StructSeed;
-
-impl<'de> DeserializeSeed<'de> for StructSeed {
-    type Value = Struct;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Struct, D::Error> {
-        d.deserialize_map(StructVisitor)
-    }
-}
-
-struct StructVisitor;
-
-impl<'de> Visitor<'de> for StructVisitor {
-    type Value = Struct;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Struct, A::Error> {
-        let mut fields = std::collections::BTreeMap::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(ValueSeed)?;
-            fields.insert(key, value);
-        }
-        Ok(Struct { fields })
-    }
-}
-
-struct ValueSeed;
-
-impl<'de> DeserializeSeed<'de> for ValueSeed {
-    type Value = Value;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
-    }
-}
-
-struct ValueVisitor;
-
-fn kind(kind: Kind) -> Value {
-    Value { kind: Some(kind) }
-}
-
-impl<'de> Visitor<'de> for ValueVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        Ok(kind(Kind::BoolValue(v)))
-    }
-
-    // Protobuf numbers are f64: integers round to the nearest one, as in Go.
-    #[allow(clippy::cast_precision_loss)]
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(kind(Kind::NumberValue(v as f64)))
-    }
-
-    #[allow(clippy::cast_precision_loss)]
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Ok(kind(Kind::NumberValue(v as f64)))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        Ok(kind(Kind::NumberValue(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(kind(Kind::StringValue(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(kind(Kind::StringValue(v)))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(kind(Kind::NullValue(0)))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        self.visit_unit()
-    }
-
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut values = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(v) = seq.next_element_seed(ValueSeed)? {
-            values.push(v);
-        }
-        Ok(kind(Kind::ListValue(ListValue { values })))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        StructVisitor
-            .visit_map(map)
-            .map(|s| kind(Kind::StructValue(s)))
-    }
-}
-
-fn opt_to_json(value: Option<Struct>, field: &str) -> Result<Option<String>> {
+fn opt_to_json(value: Option<JsonStruct>, field: &str) -> Result<Option<String>> {
     value
-        .map(|s| struct_to_json(&s).map_err(|e| e.within(field)))
+        .map(|s| {
+            s.into_json()
+                .map_err(|e| ConvertError::from(e).within(field))
+        })
         .transpose()
 }
 
-fn opt_to_struct(text: Option<String>, field: &str) -> Result<Option<Struct>> {
-    text.map(|t| json_to_struct(&t).map_err(|e| e.within(field)))
+fn opt_to_struct(text: Option<String>, field: &str) -> Result<Option<JsonStruct>> {
+    text.map(|t| JsonStruct::from_json(t).map_err(|e| ConvertError::from(e).within(field)))
         .transpose()
 }
 
@@ -436,11 +258,6 @@ fn status_to_proto(v: wit::ConditionStatus) -> i32 {
 
 /// Converts a protobuf request into the host's request.
 pub fn request_from_proto(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionRequest> {
-    // Converting (and dropping) a deep message recurses once per level.
-    xfn_proto::with_deep_stack(move || request_from_proto_here(r))
-}
-
-fn request_from_proto_here(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionRequest> {
     Ok(wit::RunFunctionRequest {
         meta: r.meta.map(|m| wit::RequestMeta {
             tag: m.tag,
@@ -474,11 +291,6 @@ fn request_from_proto_here(r: pb::RunFunctionRequest) -> Result<wit::RunFunction
 
 /// Converts a protobuf response into the host's response.
 pub fn response_from_proto(r: pb::RunFunctionResponse) -> Result<wit::RunFunctionResponse> {
-    // Converting (and dropping) a deep message recurses once per level.
-    xfn_proto::with_deep_stack(move || response_from_proto_here(r))
-}
-
-fn response_from_proto_here(r: pb::RunFunctionResponse) -> Result<wit::RunFunctionResponse> {
     Ok(wit::RunFunctionResponse {
         meta: r.meta.map(|m| wit::ResponseMeta {
             tag: m.tag,
@@ -615,11 +427,6 @@ fn condition_from_proto(c: pb::Condition) -> wit::Condition {
 
 /// Converts the host's request into a protobuf request.
 pub fn request_to_proto(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionRequest> {
-    // Converting (and dropping) a deep message recurses once per level.
-    xfn_proto::with_deep_stack(move || request_to_proto_here(r))
-}
-
-fn request_to_proto_here(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionRequest> {
     Ok(pb::RunFunctionRequest {
         meta: r.meta.map(|m| pb::RequestMeta {
             tag: m.tag,
@@ -653,11 +460,6 @@ fn request_to_proto_here(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionRe
 
 /// Converts the host's response into a protobuf response.
 pub fn response_to_proto(r: wit::RunFunctionResponse) -> Result<pb::RunFunctionResponse> {
-    // Converting (and dropping) a deep message recurses once per level.
-    xfn_proto::with_deep_stack(move || response_to_proto_here(r))
-}
-
-fn response_to_proto_here(r: wit::RunFunctionResponse) -> Result<pb::RunFunctionResponse> {
     Ok(pb::RunFunctionResponse {
         meta: r.meta.map(|m| pb::ResponseMeta {
             tag: m.tag,

@@ -5,7 +5,7 @@
 //!   health and reflection.
 //! * [`client`]: a conventional gRPC function as a pipeline
 //!   [`Function`](crate::Function), with Crossplane's v1 → v1beta1 fallback.
-//! * [`convert`]: the host's WIT types ⇄ `xfn_proto::v1` messages.
+//! * [`convert`]: the host's WIT types ⇄ `xfn_proto::json::v1` messages.
 //! * [`tls`]: the mTLS files Crossplane mounts, and a CA to make them.
 //! * [`sni`]: mTLS with a certificate per function, chosen by SNI, that
 //!   can change while serving (`xfn controller`).

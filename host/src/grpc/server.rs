@@ -26,7 +26,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
-use xfn_proto::{v1, v1beta1};
+use xfn_proto::json::{v1, v1beta1};
 
 use futures_util::TryStreamExt as _;
 

@@ -22,15 +22,22 @@ use crate::protocol::RunFunctionRequest;
 pub fn tag(request: &RunFunctionRequest) -> String {
     let mut request = request.clone();
     request.meta = None;
-    let Ok(proto) = crate::grpc::convert::request_to_proto(request) else {
-        return String::new();
-    };
     // Objects may nest deeply: encode (and drop) on a deep stack.
     xfn_proto::with_deep_stack(move || {
+        let Some(proto) = tree(request) else {
+            return String::new();
+        };
         let bytes = encode_request(&proto);
         drop(proto);
         hex(&Sha256::digest(&bytes))
     })
+}
+
+/// The request as protobuf with `prost_types::Struct` trees, whose keys
+/// are sorted.
+fn tree(request: RunFunctionRequest) -> Option<pb::RunFunctionRequest> {
+    let proto = crate::grpc::convert::request_to_proto(request).ok()?;
+    xfn_proto::transcode(&proto).ok()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -184,7 +191,7 @@ mod tests {
     #[test]
     fn without_maps_it_is_prosts_encoding() {
         // prost and Go agree on messages whose maps have no empty keys.
-        let proto = crate::grpc::convert::request_to_proto(request()).expect("converts");
+        let proto = tree(request()).expect("converts");
         assert_eq!(encode_request(&proto), proto.encode_to_vec());
     }
 
@@ -214,7 +221,7 @@ mod tests {
         });
         assert_eq!(tag(&a), tag(&b));
         assert_eq!(tag(&a).len(), 64);
-        let proto = crate::grpc::convert::request_to_proto(a).expect("converts");
+        let proto = tree(a).expect("converts");
         let bytes = encode_request(&proto);
         // Entry "a" comes first, with its empty key and value written out.
         let first = [

@@ -5,7 +5,7 @@
 use prost::Message;
 use xfn_host::grpc::convert;
 use xfn_proto::codec::decode_checked;
-use xfn_proto::v1 as pb;
+use xfn_proto::json::v1 as pb;
 
 /// Decodes `data` as a request and as a response. Whatever converts to WIT
 /// must convert back to protobuf, survive the wire, and convert to the same

@@ -1,8 +1,9 @@
 use std::collections::BTreeMap;
 
+use prost::Message as _;
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value};
-use xfn_proto::v1 as pb;
+use xfn_proto::json::{JsonStruct, v1 as pb};
 
 use super::*;
 use crate::protocol::*;
@@ -272,6 +273,11 @@ fn empty_messages_round_trip() {
     assert_eq!(response_from_proto(proto).expect("back"), response);
 }
 
+/// A Struct tree as the server receives it: its wire bytes.
+fn received(tree: &Struct) -> JsonStruct {
+    JsonStruct::decode(bytes::Bytes::from(tree.encode_to_vec())).expect("decodes")
+}
+
 fn number(n: f64) -> Value {
     Value {
         kind: Some(Kind::NumberValue(n)),
@@ -353,7 +359,7 @@ fn non_finite_numbers_are_an_error_naming_the_field() {
         state.resources.insert(
             "db".into(),
             pb::Resource {
-                resource: Some(nested),
+                resource: Some(received(&nested)),
                 ..pb::Resource::default()
             },
         );
@@ -366,7 +372,7 @@ fn non_finite_numbers_are_an_error_naming_the_field() {
         assert!(err.reason.contains("has no JSON representation"), "{err}");
     }
     let err = response_from_proto(pb::RunFunctionResponse {
-        context: Some(one_field(number(f64::NAN))),
+        context: Some(received(&one_field(number(f64::NAN)))),
         ..pb::RunFunctionResponse::default()
     })
     .expect_err("no JSON for NaN");
