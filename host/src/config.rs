@@ -23,10 +23,15 @@ pub struct HostConfig {
     /// (at least one). Its further calls wait for one of its own slots.
     pub max_calls_per_function: Option<u32>,
     /// Bytes of a pooled memory that a call wrote and that stay mapped
-    /// (zeroed in place) for the next call instead of being returned to the
-    /// kernel and faulted back in page by page. Bigger makes large requests
-    /// cost in proportion to their size; each pool slot may then hold this
-    /// much resident after a large call, within `resident_budget`.
+    /// (reset in place) for the next call instead of being returned to the
+    /// kernel and faulted back in page by page; each pool slot may then
+    /// hold this much resident after a call, within `resident_budget`.
+    ///
+    /// None by default: measured with wasmtime 50 (`make bench`, item 1),
+    /// resetting the pages a warm patch-and-transform call wrote costs more
+    /// than faulting them in again (a warm call took 66.5 µs with none
+    /// kept, 126 µs with 1 MiB, 203 µs with 4 MiB). Keeping some helps
+    /// only calls that write many MiB.
     pub keep_resident: usize,
     /// Most bytes the whole pool keeps resident between calls: each memory
     /// slot keeps at most this divided by the number of memory slots (see
@@ -67,13 +72,8 @@ impl HostConfig {
     }
 }
 
-/// The default [`HostConfig::resident_budget`], in MiB: 4 MiB for each of
-/// the default pool's 128 calls × 4 memories. A Rust function's call
-/// writes its stack (the first MiB of its memory) and then its heap above
-/// it, so a smaller share sends the heap back to the kernel after every
-/// call and faults it in again on the next: 1 MiB a slot made a warm call
-/// several times slower.
-pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 2048;
+/// The default [`HostConfig::resident_budget`], in MiB.
+pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 512;
 
 impl Default for HostConfig {
     fn default() -> Self {
@@ -85,7 +85,7 @@ impl Default for HostConfig {
             pooling: true,
             max_concurrent_calls: 128,
             max_calls_per_function: None,
-            keep_resident: 16 << 20,
+            keep_resident: 0,
             resident_budget: DEFAULT_RESIDENT_BUDGET_MIB << 20,
         }
     }

@@ -281,12 +281,14 @@ mod tests {
     fn the_pool_keeps_at_most_its_budget_resident() {
         let config = |calls| HostConfig {
             max_concurrent_calls: calls,
+            keep_resident: 16 << 20,
             ..HostConfig::default()
         };
-        // 2 GiB over 128 calls' 4 memories each is 4 MiB a memory; with
+        // 512 MiB over 128 calls' 4 memories each is 1 MiB a memory; with
         // 8 calls, each may keep 16 MiB.
-        assert_eq!(config(128).keep_resident_per_slot(), 4 << 20);
+        assert_eq!(config(128).keep_resident_per_slot(), 1 << 20);
         assert_eq!(config(8).keep_resident_per_slot(), 16 << 20);
+        assert_eq!(HostConfig::default().keep_resident_per_slot(), 0);
         assert_eq!(config(128).reserved_slots(), 32);
         let wide_share = HostConfig {
             max_calls_per_function: Some(120),

@@ -67,9 +67,13 @@ const SETTLE: Duration = Duration::from_secs(15);
 const RSS_TOLERANCE_KIB: u64 = 16 << 10;
 
 /// The server's `--resident-budget`, in MiB: what the pool's slots
-/// together may keep resident between calls. A quarter of the default, so
-/// the storm's calls fill it (1 MiB a memory slot) and the bound is tight.
+/// together may keep resident between calls.
 const RESIDENT_BUDGET_MIB: u64 = 512;
+
+/// The server's `--keep-resident`, in KiB: more than the budget's share
+/// of a slot (1 MiB), so the budget is what bounds the pool. (By default
+/// a pool keeps nothing resident.)
+const KEEP_RESIDENT_KIB: u64 = 16 << 10;
 
 /// What the instance pool may keep resident once idle, in KiB: every
 /// memory slot that calls have used keeps what they wrote, up to its share
@@ -211,6 +215,7 @@ impl Serve {
             .args(["--metrics-address", &format!("127.0.0.1:{metrics_port}")])
             .args(["--timeout", CALL_TIMEOUT])
             .args(["--memory-limit", &MEMORY_LIMIT_MIB.to_string()])
+            .args(["--keep-resident", &KEEP_RESIDENT_KIB.to_string()])
             .args(["--resident-budget", &RESIDENT_BUDGET_MIB.to_string()])
             .arg("--cache-dir")
             .arg(cache.path())

@@ -113,7 +113,10 @@ pub struct ServerLimits {
     /// Of those, how many one function may hold, so that a slow function cannot starve the others (default: half).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_calls_per_function: Option<u32>,
-    /// Most memory the instance pool keeps resident between calls for the next ones, in MiB, over all its slots (4 MiB each at the defaults, never more than 16 MiB).
+    /// Memory of each sandbox memory slot that stays resident for the next call instead of going back to the kernel, in KiB (default: none, fastest for calls that write a few MiB).
+    #[arg(long, default_value_t = 0, value_name = "KIB")]
+    pub keep_resident: usize,
+    /// Most memory the instance pool keeps resident between calls, in MiB, over all its slots: caps --keep-resident.
     #[arg(long, default_value_t = xfn_host::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
     pub resident_budget: usize,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
@@ -141,6 +144,7 @@ impl ServerLimits {
             memory_limit: self.memory_limit.saturating_mul(1 << 20),
             max_concurrent_calls: self.max_concurrent_calls,
             max_calls_per_function: self.max_calls_per_function,
+            keep_resident: self.keep_resident.saturating_mul(1 << 10),
             resident_budget: self.resident_budget.saturating_mul(1 << 20),
             ..HostConfig::default()
         })?;
