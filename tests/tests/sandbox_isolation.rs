@@ -165,9 +165,12 @@ fn a_call_never_reads_an_earlier_calls_memory_even_from_swap() {
     let subscriber = tracing_subscriber::registry().with(PageOutOnLog);
     let _guard = tracing::subscriber::set_default(subscriber);
 
-    // One slot: every call reuses the same pooled memory.
+    // One slot: every call reuses the same pooled memory, reset in place
+    // (kept resident) rather than returned to the kernel, which is the
+    // path that must handle pages in swap.
     let rt = runtime(HostConfig {
         max_concurrent_calls: 1,
+        keep_resident: 16 << 20,
         ..HostConfig::default()
     });
     let f = load(&rt, "scripted", "xfn_test_scripted");
