@@ -53,16 +53,11 @@ impl<T: Message + Checked> Encoder for DepthEncoder<T> {
     type Error = Status;
 
     fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        let mut encode = move || {
+        // Encoding and dropping a tree recurse once per level.
+        depth::with_stack_if(T::RECURSES, move || {
             item.encode(buf)
                 .map_err(|e| Status::internal(format!("cannot encode the message: {e}")))
-        };
-        if T::RECURSES {
-            // Encoding and dropping recurse once per level.
-            depth::with_deep_stack(encode)
-        } else {
-            encode()
-        }
+        })
     }
 }
 

@@ -224,6 +224,13 @@ pub fn with_stack_for<R>(depth: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Runs `f` on a stack with room for a message as deep as
+/// [`MAX_MESSAGE_DEPTH`] if `recurses` (the work recurses once per level,
+/// see [`Checked::RECURSES`]), else on the current stack.
+pub fn with_stack_if<R>(recurses: bool, f: impl FnOnce() -> R) -> R {
+    if recurses { with_deep_stack(f) } else { f() }
+}
+
+/// Runs `f` on a stack with room for a message as deep as
 /// [`MAX_MESSAGE_DEPTH`]: for work on messages of unknown depth.
 pub fn with_deep_stack<R>(f: impl FnOnce() -> R) -> R {
     with_stack_for(MAX_MESSAGE_DEPTH, f)

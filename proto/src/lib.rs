@@ -54,11 +54,15 @@ pub const V1BETA1_SERVICE_NAME: &str = "apiextensions.fn.proto.v1beta1.FunctionR
 /// This is how Crossplane and its SDKs convert between v1 and v1beta1. It fails
 /// only if decoding fails, e.g. when a `Struct` nests deeper than prost's
 /// recursion limit allows.
-pub fn transcode<T: prost::Message + Default>(
-    msg: &impl prost::Message,
-) -> Result<T, prost::DecodeError> {
-    // Encoding and decoding recurse once per level.
-    depth::with_deep_stack(|| T::decode(msg.encode_to_vec().as_slice()))
+pub fn transcode<T, M>(msg: &M) -> Result<T, prost::DecodeError>
+where
+    T: prost::Message + Default + depth::Checked,
+    M: prost::Message + depth::Checked,
+{
+    // Encoding and decoding a tree recurse once per level.
+    depth::with_stack_if(T::RECURSES || M::RECURSES, || {
+        T::decode(msg.encode_to_vec().as_slice())
+    })
 }
 
 macro_rules! checked {
@@ -98,8 +102,8 @@ macro_rules! wire_identical {
 
             /// Converts by encoding and decoding, as Crossplane does.
             fn try_from(msg: $from) -> Result<Self, Self::Error> {
-                // `msg` is dropped on the deep stack too.
-                depth::with_deep_stack(move || transcode(&msg))
+                // A tree `msg` is dropped on the deep stack too.
+                depth::with_stack_if(<$from as depth::Checked>::RECURSES, move || transcode(&msg))
             }
         }
     )*};

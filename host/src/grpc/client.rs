@@ -332,9 +332,9 @@ impl GrpcFunction {
             PROTOCOL_V1 => return self.call_v1(request, timeout).await,
             _ => {}
         }
-        // Until the function has answered v1, keep a copy for v1beta1.
-        // Cloning and dropping a deep message recurse once per level.
-        let copy = xfn_proto::with_deep_stack(|| request.clone());
+        // Until the function has answered v1, keep a copy for v1beta1
+        // (its Structs are JSON: cloning doesn't recurse).
+        let copy = request.clone();
         let outcome = self.call_v1(copy, timeout).await;
         if let Err(status) = &outcome
             && status.code() == Code::Unimplemented
@@ -343,7 +343,6 @@ impl GrpcFunction {
             self.protocol.store(PROTOCOL_V1BETA1, Ordering::Relaxed);
             return self.call_v1beta1(request, timeout).await;
         }
-        xfn_proto::with_deep_stack(move || drop(request));
         if outcome.is_ok() {
             self.protocol.store(PROTOCOL_V1, Ordering::Relaxed);
         }

@@ -6,7 +6,10 @@ use prost::encoding::{DecodeContext, WireType, encode_key, encode_varint, encode
 /// The field number of `Struct.fields`.
 const FIELDS: u32 = 1;
 
-/// A `google.protobuf.Struct` held as its encoded map entries.
+/// A `google.protobuf.Struct` held either as the bytes of its map entries
+/// (when decoded) or as checked JSON object text (when made with
+/// [`JsonStruct::from_json`]); either way it is encoded, cloned and dropped
+/// without recursion.
 #[derive(Clone, Default)]
 pub struct JsonStruct {
     repr: Repr,
