@@ -82,6 +82,20 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
 }
 
+/// The arguments of `xfn render` of the crate's example with `functions`,
+/// then `extra`.
+fn render_example(functions: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = strings(&[
+        "render",
+        "example/xr.yaml",
+        "example/composition.yaml",
+        functions,
+        "--include-function-results",
+    ]);
+    args.extend(strings(extra));
+    args
+}
+
 fn succeeded(step: &str, run: &Run) {
     assert_eq!(run.code, 0, "{step}: {}\n{}", run.stderr, run.stdout);
 }
@@ -145,16 +159,7 @@ fn a_new_function_tests_builds_renders_pushes_and_renders_from_the_registry() {
 
     // xfn render of the example, from the crate's root as `make render` does.
     let local = timed(&mut timings, "xfn render (local file)", || {
-        run_xfn(
-            &crate_dir,
-            &strings(&[
-                "render",
-                "example/xr.yaml",
-                "example/composition.yaml",
-                "example/functions.yaml",
-                "--include-function-results",
-            ]),
-        )
+        run_xfn(&crate_dir, &render_example("example/functions.yaml", &[]))
     });
     succeeded("xfn render", &local);
     assert_rendered_the_function(&local);
@@ -189,15 +194,10 @@ fn a_new_function_tests_builds_renders_pushes_and_renders_from_the_registry() {
     let pulled = timed(&mut timings, "xfn render (from the registry)", || {
         run_xfn(
             &crate_dir,
-            &strings(&[
-                "render",
-                "example/xr.yaml",
-                "example/composition.yaml",
+            &render_example(
                 &functions.display().to_string(),
-                "--include-function-results",
-                "--cache-dir",
-                &cache.display().to_string(),
-            ]),
+                &["--cache-dir", &cache.display().to_string()],
+            ),
         )
     });
     succeeded("xfn render from the registry", &pulled);
