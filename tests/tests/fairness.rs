@@ -119,12 +119,20 @@ fn scripted_proto(input: serde_json::Value) -> xfn_proto::v1::RunFunctionRequest
 #[test]
 fn looping_guests_do_not_hold_up_other_functions_calls() {
     use grpc_support::{Serving, authority, raw_client, wasm_functions};
-    // As `xfn serve` runs: connections on one runtime, calls on another.
+    // As `xfn serve` runs: connections on one runtime, calls on another,
+    // and calls that compute long on a third of lower priority. The looping
+    // calls move there and must still end at their deadline.
     let calls = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("the call runtime");
+    let long_calls = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .on_thread_start(xfn_host::grpc::call_threads::lower_thread_priority)
+        .enable_all()
+        .build()
+        .expect("the long-call runtime");
     let io = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -132,7 +140,10 @@ fn looping_guests_do_not_hold_up_other_functions_calls() {
         .expect("the server runtime");
     let median = io.block_on(async {
         let config = xfn_host::grpc::ServerConfig {
-            call_runtime: Some(calls.handle().clone()),
+            call_threads: Some(xfn_host::grpc::CallThreads {
+                long_calls: Some(long_calls.handle().clone()),
+                ..xfn_host::grpc::CallThreads::new(calls.handle().clone())
+            }),
             ..xfn_host::grpc::ServerConfig::default()
         };
         let server = Serving::start(config, wasm_functions(HostConfig::default())).await;

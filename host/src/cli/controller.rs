@@ -137,7 +137,7 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
             namespace: Some(args.namespace.clone()),
             max_recv_message_size: args.limits.max_recv_message_bytes(),
             shutdown_grace: args.limits.shutdown_grace(),
-            call_runtime: Some(super::call_runtime(None)?),
+            call_threads: Some(super::call_threads(None)?),
             ..ServerConfig::default()
         },
         FunctionTable::new(),

@@ -11,9 +11,12 @@ pub mod serve;
 pub mod validate;
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use tokio::runtime::Runtime;
+use xfn_host::grpc::CallThreads;
 use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Parses the value of address flag `flag`: `HOST:PORT`, or `:PORT` for
@@ -73,24 +76,41 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     Ok(timeout)
 }
 
-/// The runtime that runs a server's calls, apart from the one serving its
-/// connections: `workers` threads (default: one per CPU), named
-/// `xfn-call`. It lives as long as the process.
-pub fn call_runtime(workers: Option<u16>) -> anyhow::Result<tokio::runtime::Handle> {
-    static CALLS: std::sync::OnceLock<Result<tokio::runtime::Runtime, String>> =
-        std::sync::OnceLock::new();
+/// The threads that run a server's calls, apart from those serving its
+/// connections: `workers` threads (default: one per CPU) named `xfn-call`,
+/// and as many of lower priority, named `xfn-long-call`, for calls that
+/// compute long. They live as long as the process.
+pub fn call_threads(workers: Option<u16>) -> anyhow::Result<CallThreads> {
+    static CALLS: OnceLock<Result<(Runtime, Runtime), String>> = OnceLock::new();
     let built = CALLS.get_or_init(|| {
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.thread_name("xfn-call").enable_all();
-        if let Some(n) = workers {
-            builder.worker_threads(usize::from(n));
-        }
-        builder.build().map_err(|e| e.to_string())
+        let calls = call_runtime("xfn-call", workers, None)?;
+        let long_calls = call_runtime(
+            "xfn-long-call",
+            workers,
+            Some(xfn_host::grpc::call_threads::lower_thread_priority),
+        )?;
+        Ok((calls, long_calls))
     });
     match built {
-        Ok(runtime) => Ok(runtime.handle().clone()),
+        Ok((calls, long_calls)) => Ok(CallThreads {
+            long_calls: Some(long_calls.handle().clone()),
+            ..CallThreads::new(calls.handle().clone())
+        }),
         Err(e) => anyhow::bail!("cannot start the threads that run calls: {e}"),
     }
+}
+
+/// A runtime of `workers` threads named `name`, each started with `start`.
+fn call_runtime(name: &str, workers: Option<u16>, start: Option<fn()>) -> Result<Runtime, String> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.thread_name(name).enable_all();
+    if let Some(n) = workers {
+        builder.worker_threads(usize::from(n));
+    }
+    if let Some(start) = start {
+        builder.on_thread_start(start);
+    }
+    builder.build().map_err(|e| e.to_string())
 }
 
 /// The limits and cache of a server's calls: the flags `xfn serve` and

@@ -51,7 +51,8 @@ pub struct ServeArgs {
     pub limits: super::ServerLimits,
     /// Threads that run calls (wasm), 1 to 1024; default: one per CPU.
     /// Connections are served by threads of their own, so a guest that
-    /// computes never delays another call's network exchange.
+    /// computes never delays another call's network exchange; as many
+    /// threads again, of lower priority, run calls that compute past 10 ms.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=MAX_WORKERS))]
     pub workers: Option<u16>,
     /// Also serve Prometheus metrics (/metrics) and probes (/healthz, /readyz) over plain HTTP here.
@@ -114,7 +115,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         namespace: args.namespace.clone(),
         reflection: true,
         shutdown_grace: args.limits.shutdown_grace(),
-        call_runtime: Some(super::call_runtime(args.workers)?),
+        call_threads: Some(super::call_threads(args.workers)?),
     };
     let plaintext = config.tls.is_none();
     let server = Server::bind(config, table).await?;

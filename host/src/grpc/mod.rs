@@ -10,7 +10,10 @@
 //! * [`sni`]: mTLS with a certificate per function, chosen by SNI, that
 //!   can change while serving (`xfn controller`).
 //! * [`functions`]: which functions to serve, and loading them.
+//! * [`call_threads`]: where served calls run, and how a call that
+//!   computes long makes way for the others.
 
+pub mod call_threads;
 pub mod client;
 pub mod convert;
 mod deadline;
@@ -23,6 +26,7 @@ pub mod sni;
 pub mod status;
 pub mod tls;
 
+pub use call_threads::CallThreads;
 pub use client::{ClientOptions, ClientTls, GrpcFunction, connect};
 pub use router::FunctionTable;
 pub use server::{ServeError, Server, ServerConfig, ServerHandle};

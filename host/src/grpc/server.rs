@@ -30,6 +30,7 @@ use xfn_proto::json::{v1, v1beta1};
 
 use futures_util::TryStreamExt as _;
 
+use super::call_threads::CallThreads;
 use super::health::Health;
 use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
@@ -75,11 +76,11 @@ pub struct ServerConfig {
     pub reflection: bool,
     /// How long shutdown waits for calls in flight.
     pub shutdown_grace: Duration,
-    /// Where calls run. A runtime of their own keeps connections and
-    /// routing responsive while guests compute: a call then waits behind
-    /// other guests at most a tick, not once per step of the gRPC exchange.
+    /// Where calls run. Threads of their own keep connections and routing
+    /// responsive while guests compute: a call then waits behind other
+    /// guests at most a tick, not once per step of the gRPC exchange.
     /// `None` runs calls on the server's own runtime.
-    pub call_runtime: Option<tokio::runtime::Handle>,
+    pub call_threads: Option<CallThreads>,
 }
 
 impl Default for ServerConfig {
@@ -93,7 +94,7 @@ impl Default for ServerConfig {
             namespace: None,
             reflection: true,
             shutdown_grace: Duration::from_secs(35),
-            call_runtime: None,
+            call_threads: None,
         }
     }
 }
@@ -138,7 +139,7 @@ struct Shared {
     health: Health,
     shutdown: watch::Sender<bool>,
     reload: tokio::sync::Mutex<()>,
-    call_runtime: Option<tokio::runtime::Handle>,
+    call_threads: Option<CallThreads>,
 }
 
 impl Shared {
@@ -188,7 +189,7 @@ impl Server {
             health,
             shutdown: watch::Sender::new(false),
             reload: tokio::sync::Mutex::new(()),
-            call_runtime: config.call_runtime.clone(),
+            call_threads: config.call_threads.clone(),
         });
         Ok(Server {
             shared,
@@ -447,7 +448,7 @@ impl Runner {
             function,
             request.into_inner(),
             timeout,
-            self.shared.call_runtime.as_ref(),
+            self.shared.call_threads.as_ref(),
         )
         .await;
         let result = match &outcome {
@@ -465,7 +466,7 @@ impl Runner {
         function: Arc<dyn crate::Function>,
         request: v1::RunFunctionRequest,
         timeout: Option<Duration>,
-        runtime: Option<&tokio::runtime::Handle>,
+        threads: Option<&CallThreads>,
     ) -> Result<v1::RunFunctionResponse, Status> {
         let request = convert::request_from_proto(request).map_err(|e| {
             Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
@@ -474,12 +475,11 @@ impl Runner {
         let started = Instant::now();
         // A call of its own: a panic in it is an error, not a lost connection.
         let run = async move { function.call(&request, timeout).await };
-        let call = match runtime {
-            Some(runtime) => runtime.spawn(run),
-            None => tokio::spawn(run),
+        let outcome = match threads {
+            Some(threads) => threads.run(run).await,
+            None => tokio::spawn(run).await,
         };
-        let outcome = call
-            .await
+        let outcome = outcome
             .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
         let elapsed = started.elapsed();
         let response = match outcome {

@@ -1,0 +1,232 @@
+//! Where served calls run: threads of their own, and threads of lower
+//! priority for calls that have computed long.
+//!
+//! A call starts on the call threads. Once its guest has computed for
+//! [`DEMOTE_AFTER`] (time spent being polled, not waiting), it moves to the
+//! long-call threads, whose lower scheduling priority lets the kernel run
+//! short calls and the connections' threads first. A function stuck in a
+//! loop until its deadline then takes CPU only when nothing else wants it,
+//! and other functions' latency stays what it is alone.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Handle;
+use tokio::task::JoinError;
+
+/// How long a call computes before it moves to the long-call threads. Far
+/// longer than a typical function's call (P&T takes well under 1 ms), far
+/// shorter than a deadline.
+pub const DEMOTE_AFTER: Duration = Duration::from_millis(10);
+
+/// The nice value of long-call threads: the kernel gives a thread of nice
+/// 10 about a tenth of the CPU a thread of nice 0 gets when both want it.
+pub const LONG_CALL_NICE: i32 = 10;
+
+/// The runtimes a server runs its calls on.
+#[derive(Debug, Clone)]
+pub struct CallThreads {
+    /// Where every call starts.
+    pub calls: Handle,
+    /// Where a call moves once it has computed for `demote_after`; `None`
+    /// keeps every call on `calls`.
+    pub long_calls: Option<Handle>,
+    /// How long a call computes before it moves.
+    pub demote_after: Duration,
+}
+
+impl CallThreads {
+    /// Every call on `calls`, none moved.
+    pub fn new(calls: Handle) -> CallThreads {
+        CallThreads {
+            calls,
+            long_calls: None,
+            demote_after: DEMOTE_AFTER,
+        }
+    }
+
+    /// Runs `call` to its end: on the call threads, then on the long-call
+    /// threads if it computes for longer than `demote_after`. The error is
+    /// a panic in the call (or a runtime shutting down).
+    pub async fn run<F>(&self, call: F) -> Result<F::Output, JoinError>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let Some(long_calls) = &self.long_calls else {
+            return self.calls.spawn(call).await;
+        };
+        let first = UntilDemoted {
+            call: Some(Box::pin(call)),
+            busy: Duration::ZERO,
+            demote_after: self.demote_after,
+        };
+        match self.calls.spawn(first).await? {
+            Ok(output) => Ok(output),
+            Err(rest) => {
+                tracing::debug!(
+                    "a call computed for {:?}: moved to the long-call threads",
+                    self.demote_after
+                );
+                long_calls.spawn(rest).await
+            }
+        }
+    }
+}
+
+/// Sets the calling thread's nice value to [`LONG_CALL_NICE`]: for a
+/// runtime's `on_thread_start`. Linux keeps nice values per thread. If the
+/// kernel refuses, the thread keeps its priority, and calls are as fair as
+/// without long-call threads, which is worth a warning, not a failure.
+pub fn lower_thread_priority() {
+    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the
+    // calling thread.
+    let set = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LONG_CALL_NICE) };
+    if set != 0 {
+        tracing::warn!(
+            "cannot lower the priority of a long-call thread: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+/// A call's future, polled until it ends or has been polled for
+/// `demote_after` in all; then it gives the rest of the call back.
+struct UntilDemoted<F> {
+    call: Option<Pin<Box<F>>>,
+    busy: Duration,
+    demote_after: Duration,
+}
+
+impl<F: Future> Future for UntilDemoted<F> {
+    type Output = Result<F::Output, Pin<Box<F>>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Every field is Unpin (the call is boxed).
+        let this = self.get_mut();
+        let Some(call) = this.call.as_mut() else {
+            panic!("UntilDemoted polled after it finished");
+        };
+        let started = Instant::now();
+        let polled = call.as_mut().poll(cx);
+        this.busy += started.elapsed();
+        match polled {
+            Poll::Ready(output) => Poll::Ready(Ok(output)),
+            Poll::Pending if this.busy >= this.demote_after => {
+                Poll::Ready(Err(this.call.take().expect("checked above")))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runtime(name: &str, long: bool) -> tokio::runtime::Runtime {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(1).thread_name(name).enable_all();
+        if long {
+            builder.on_thread_start(lower_thread_priority);
+        }
+        builder.build().expect("a runtime")
+    }
+
+    fn thread_name() -> String {
+        std::thread::current().name().unwrap_or_default().to_owned()
+    }
+
+    /// Computes for `busy` in steps of 1 ms, yielding between them as a
+    /// guest does at each epoch tick; returns the threads it ran on.
+    async fn compute(busy: Duration) -> Vec<String> {
+        let started = Instant::now();
+        let mut threads = vec![thread_name()];
+        while started.elapsed() < busy {
+            let step = Instant::now();
+            while step.elapsed() < Duration::from_millis(1) {
+                std::hint::spin_loop();
+            }
+            tokio::task::yield_now().await;
+            threads.push(thread_name());
+        }
+        threads.dedup();
+        threads
+    }
+
+    /// Waits for `wait` without computing.
+    async fn idle(wait: Duration) -> Vec<String> {
+        let mut threads = vec![thread_name()];
+        tokio::time::sleep(wait).await;
+        threads.push(thread_name());
+        threads.dedup();
+        threads
+    }
+
+    fn threads() -> (
+        tokio::runtime::Runtime,
+        tokio::runtime::Runtime,
+        CallThreads,
+    ) {
+        let calls = runtime("test-call", false);
+        let long = runtime("test-long", true);
+        let threads = CallThreads {
+            calls: calls.handle().clone(),
+            long_calls: Some(long.handle().clone()),
+            demote_after: Duration::from_millis(20),
+        };
+        (calls, long, threads)
+    }
+
+    #[test]
+    fn a_call_that_computes_long_moves_to_the_long_call_threads() {
+        let (_calls, _long, threads) = threads();
+        let host = runtime("test-host", false);
+        let ran_on = host
+            .block_on(threads.run(compute(Duration::from_millis(60))))
+            .expect("no panic");
+        assert_eq!(ran_on, ["test-call", "test-long"]);
+        let nice = host
+            .block_on(threads.run(async {
+                compute(Duration::from_millis(40)).await;
+                // SAFETY: getpriority only reads its integer arguments.
+                unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+            }))
+            .expect("no panic");
+        assert_eq!(nice, LONG_CALL_NICE);
+    }
+
+    #[test]
+    fn short_calls_and_calls_that_wait_stay() {
+        let (_calls, _long, threads) = threads();
+        let host = runtime("test-host", false);
+        let short = host
+            .block_on(threads.run(compute(Duration::from_millis(2))))
+            .expect("no panic");
+        assert_eq!(short, ["test-call"]);
+        // Waiting is not computing: 100 ms asleep is not 20 ms busy.
+        let waiting = host
+            .block_on(threads.run(idle(Duration::from_millis(100))))
+            .expect("no panic");
+        assert_eq!(waiting, ["test-call"]);
+    }
+
+    #[test]
+    fn without_long_call_threads_a_call_stays_and_a_panic_is_an_error() {
+        let calls = runtime("test-call", false);
+        let staying = CallThreads::new(calls.handle().clone());
+        let host = runtime("test-host", false);
+        let ran_on = host
+            .block_on(staying.run(compute(Duration::from_millis(30))))
+            .expect("no panic");
+        assert_eq!(ran_on, ["test-call"]);
+        let (_calls, _long, demoting) = threads();
+        let panicked = host.block_on(demoting.run(async {
+            compute(Duration::from_millis(30)).await;
+            panic!("a guest's host call panicked");
+        }));
+        assert!(panicked.is_err_and(|e| e.is_panic()));
+    }
+}
