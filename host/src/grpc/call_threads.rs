@@ -1,18 +1,22 @@
 //! Where served calls run: threads of their own, and threads of lower
 //! priority for calls that have computed long.
 //!
-//! A call starts on the call threads. Once its guest has computed for
+//! A call starts on the task that received it, and moves to the call
+//! threads the first time it waits. Once its guest has computed for
 //! [`DEMOTE_AFTER`] (time spent being polled, not waiting), it moves to the
 //! long-call threads, whose lower scheduling priority lets the kernel run
 //! short calls and the connections' threads first. A function stuck in a
 //! loop until its deadline then takes CPU only when nothing else wants it,
 //! and other functions' latency stays what it is alone.
 
+use std::any::Any;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt as _;
 use tokio::runtime::Handle;
 use tokio::task::JoinError;
 
@@ -47,32 +51,68 @@ impl CallThreads {
         }
     }
 
-    /// Runs `call` to its end: on the call threads, then on the long-call
-    /// threads if it computes for longer than `demote_after`. The error is
-    /// a panic in the call (or a runtime shutting down).
-    pub async fn run<F>(&self, call: F) -> Result<F::Output, JoinError>
+    /// Runs `call` to its end. It starts on the calling task, so a call
+    /// that finishes without waiting (most do) costs no hand-off between
+    /// threads. The first time it waits (for a call slot, or at an epoch
+    /// tick while its guest computes) it moves to the call threads, so the
+    /// caller's thread goes back to serving connections; once it has
+    /// computed for `demote_after` there, it moves to the long-call
+    /// threads. The error is a panic in the call, or a runtime that shut
+    /// down under it.
+    pub async fn run<F>(&self, call: F) -> Result<F::Output, CallLost>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        let inline = UntilDemoted::new(Box::pin(call), Duration::ZERO);
+        let rest = match AssertUnwindSafe(inline).catch_unwind().await {
+            Ok(Ok(output)) => return Ok(output),
+            Ok(Err(rest)) => rest,
+            Err(panic) => return Err(CallLost::Panicked(panic_message(panic.as_ref()))),
+        };
         let Some(long_calls) = &self.long_calls else {
-            return self.calls.spawn(call).await;
+            return self.calls.spawn(rest).await.map_err(CallLost::from);
         };
-        let first = UntilDemoted {
-            call: Some(Box::pin(call)),
-            busy: Duration::ZERO,
-            demote_after: self.demote_after,
-        };
-        match self.calls.spawn(first).await? {
+        let on_call_threads = UntilDemoted::new(rest, self.demote_after);
+        match self.calls.spawn(on_call_threads).await? {
             Ok(output) => Ok(output),
             Err(rest) => {
                 tracing::debug!(
                     "a call computed for {:?}: moved to the long-call threads",
                     self.demote_after
                 );
-                long_calls.spawn(rest).await
+                long_calls.spawn(rest).await.map_err(CallLost::from)
             }
         }
+    }
+}
+
+/// Why a call ended without an outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum CallLost {
+    /// The call panicked (a bug in xfn, not in the guest).
+    #[error("panicked: {0}")]
+    Panicked(String),
+    /// The threads running it shut down.
+    #[error("was cancelled: {0}")]
+    Cancelled(String),
+}
+
+impl From<JoinError> for CallLost {
+    fn from(error: JoinError) -> Self {
+        match error.try_into_panic() {
+            Ok(panic) => CallLost::Panicked(panic_message(panic.as_ref())),
+            Err(error) => CallLost::Cancelled(error.to_string()),
+        }
+    }
+}
+
+/// A panic's message, if it has one.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(message), _) => (*message).to_owned(),
+        (None, Some(message)) => message.clone(),
+        (None, None) => "without a message".to_owned(),
     }
 }
 
@@ -92,12 +132,23 @@ pub fn lower_thread_priority() {
     }
 }
 
-/// A call's future, polled until it ends or has been polled for
-/// `demote_after` in all; then it gives the rest of the call back.
+/// A call's future, polled until it ends, or until it waits once it has
+/// been polled for `demote_after` in all; then it gives the rest of the
+/// call back.
 struct UntilDemoted<F> {
     call: Option<Pin<Box<F>>>,
     busy: Duration,
     demote_after: Duration,
+}
+
+impl<F> UntilDemoted<F> {
+    fn new(call: Pin<Box<F>>, demote_after: Duration) -> Self {
+        UntilDemoted {
+            call: Some(call),
+            busy: Duration::ZERO,
+            demote_after,
+        }
+    }
 }
 
 impl<F: Future> Future for UntilDemoted<F> {
@@ -133,6 +184,18 @@ mod tests {
             builder.on_thread_start(lower_thread_priority);
         }
         builder.build().expect("a runtime")
+    }
+
+    /// Runs `future` on one of `host`'s threads, as a server's connection
+    /// task runs.
+    fn run_on<T: Send + 'static>(
+        host: &tokio::runtime::Runtime,
+        threads: &CallThreads,
+        call: impl Future<Output = T> + Send + 'static,
+    ) -> Result<T, CallLost> {
+        let threads = threads.clone();
+        let task = host.spawn(async move { threads.run(call).await });
+        host.block_on(task).expect("the task ends")
     }
 
     fn thread_name() -> String {
@@ -184,49 +247,60 @@ mod tests {
     fn a_call_that_computes_long_moves_to_the_long_call_threads() {
         let (_calls, _long, threads) = threads();
         let host = runtime("test-host", false);
-        let ran_on = host
-            .block_on(threads.run(compute(Duration::from_millis(60))))
-            .expect("no panic");
-        assert_eq!(ran_on, ["test-call", "test-long"]);
-        let nice = host
-            .block_on(threads.run(async {
-                compute(Duration::from_millis(40)).await;
-                // SAFETY: getpriority only reads its integer arguments.
-                unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
-            }))
-            .expect("no panic");
+        let ran_on = run_on(&host, &threads, compute(Duration::from_millis(60))).expect("no panic");
+        assert_eq!(ran_on, ["test-host", "test-call", "test-long"]);
+        let nice = run_on(&host, &threads, async {
+            compute(Duration::from_millis(40)).await;
+            // SAFETY: getpriority only reads its integer arguments.
+            unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+        })
+        .expect("no panic");
         assert_eq!(nice, LONG_CALL_NICE);
     }
 
     #[test]
-    fn short_calls_and_calls_that_wait_stay() {
+    fn a_call_that_never_waits_stays_on_its_callers_thread() {
         let (_calls, _long, threads) = threads();
         let host = runtime("test-host", false);
-        let short = host
-            .block_on(threads.run(compute(Duration::from_millis(2))))
-            .expect("no panic");
-        assert_eq!(short, ["test-call"]);
-        // Waiting is not computing: 100 ms asleep is not 20 ms busy.
-        let waiting = host
-            .block_on(threads.run(idle(Duration::from_millis(100))))
-            .expect("no panic");
-        assert_eq!(waiting, ["test-call"]);
+        let ran_on = run_on(&host, &threads, compute(Duration::ZERO)).expect("no panic");
+        assert_eq!(ran_on, ["test-host"]);
     }
 
     #[test]
-    fn without_long_call_threads_a_call_stays_and_a_panic_is_an_error() {
+    fn short_calls_and_calls_that_wait_stay_on_the_call_threads() {
+        let (_calls, _long, threads) = threads();
+        let host = runtime("test-host", false);
+        let short = run_on(&host, &threads, compute(Duration::from_millis(2))).expect("no panic");
+        assert_eq!(short, ["test-host", "test-call"]);
+        // Waiting is not computing: 100 ms asleep is not 20 ms busy.
+        let waiting = run_on(&host, &threads, idle(Duration::from_millis(100))).expect("no panic");
+        assert_eq!(waiting, ["test-host", "test-call"]);
+    }
+
+    #[test]
+    fn without_long_call_threads_a_call_stays_on_the_call_threads() {
         let calls = runtime("test-call", false);
         let staying = CallThreads::new(calls.handle().clone());
         let host = runtime("test-host", false);
-        let ran_on = host
-            .block_on(staying.run(compute(Duration::from_millis(30))))
-            .expect("no panic");
-        assert_eq!(ran_on, ["test-call"]);
-        let (_calls, _long, demoting) = threads();
-        let panicked = host.block_on(demoting.run(async {
-            compute(Duration::from_millis(30)).await;
-            panic!("a guest's host call panicked");
-        }));
-        assert!(panicked.is_err_and(|e| e.is_panic()));
+        let ran_on = run_on(&host, &staying, compute(Duration::from_millis(30))).expect("no panic");
+        assert_eq!(ran_on, ["test-host", "test-call"]);
+    }
+
+    #[test]
+    fn a_panic_is_an_error_wherever_the_call_runs() {
+        let (_calls, _long, threads) = threads();
+        let host = runtime("test-host", false);
+        for busy in [0, 5, 30] {
+            let panicked = run_on(&host, &threads, async move {
+                compute(Duration::from_millis(busy)).await;
+                panic!("a host call panicked after {busy} ms");
+            });
+            match panicked {
+                Err(CallLost::Panicked(message)) => {
+                    assert_eq!(message, format!("a host call panicked after {busy} ms"));
+                }
+                other => panic!("after {busy} ms: {other:?}"),
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ use xfn_proto::json::{v1, v1beta1};
 
 use futures_util::TryStreamExt as _;
 
-use super::call_threads::CallThreads;
+use super::call_threads::{CallLost, CallThreads};
 use super::health::Health;
 use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
@@ -477,7 +477,7 @@ impl Runner {
         let run = async move { function.call(&request, timeout).await };
         let outcome = match threads {
             Some(threads) => threads.run(run).await,
-            None => tokio::spawn(run).await,
+            None => tokio::spawn(run).await.map_err(CallLost::from),
         };
         let outcome = outcome
             .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
