@@ -1,9 +1,10 @@
 //! The wasmtime engine shared by every function, and the epoch clock that
 //! enforces call deadlines.
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
-use std::thread;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::thread::{self, Thread};
+use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
@@ -12,9 +13,11 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use crate::HostConfig;
 use crate::sandbox::{MAX_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 
-/// A wasmtime engine configured for xfn, with its epoch ticker running.
+/// A wasmtime engine configured for xfn, with its epoch ticker.
 ///
-/// Cloning is cheap; the ticker thread stops when the last clone is dropped.
+/// The ticker ticks only while a call holds a slot, so an idle host does
+/// not wake every tick. Cloning is cheap; the ticker thread stops when the
+/// last clone is dropped.
 #[derive(Clone)]
 pub struct HostEngine {
     inner: Arc<Inner>,
@@ -28,7 +31,16 @@ struct Inner {
     /// The slots a function's second and later concurrent calls may use:
     /// the pool less [`HostConfig::reserved_slots`].
     beyond_first: Semaphore,
+    /// Calls holding a slot: the ticker ticks while there are any.
+    running: AtomicUsize,
+    /// The ticker's thread, to wake when a call starts.
+    ticker: OnceLock<Thread>,
+    /// Ticks so far.
+    ticks: AtomicU64,
 }
+
+/// How often an idle ticker checks whether its engine is gone.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 impl HostEngine {
     /// Builds an engine for `config` and starts its epoch ticker.
@@ -60,6 +72,9 @@ impl HostEngine {
             config,
             slots,
             beyond_first,
+            running: AtomicUsize::new(0),
+            ticker: OnceLock::new(),
+            ticks: AtomicU64::new(0),
         });
         spawn_ticker(Arc::downgrade(&inner));
         Ok(HostEngine { inner })
@@ -100,6 +115,7 @@ impl HostEngine {
             _beyond_first: beyond_first,
             _pooled: pooled,
             _in_use: crate::metrics::InstanceInUse::start(),
+            _running: Running::start(&self.inner),
         }
     }
 
@@ -151,6 +167,31 @@ pub struct CallSlot<'a> {
     _beyond_first: Option<SemaphorePermit<'a>>,
     _pooled: Option<SemaphorePermit<'a>>,
     _in_use: crate::metrics::InstanceInUse,
+    _running: Running<'a>,
+}
+
+/// A call that needs the epoch to tick: the first one wakes the ticker.
+struct Running<'a> {
+    inner: &'a Inner,
+}
+
+impl<'a> Running<'a> {
+    fn start(inner: &'a Inner) -> Running<'a> {
+        if inner.running.fetch_add(1, Ordering::AcqRel) == 0 {
+            // An unpark before the ticker parks makes its park return at
+            // once, so this wake-up is never lost.
+            if let Some(ticker) = inner.ticker.get() {
+                ticker.unpark();
+            }
+        }
+        Running { inner }
+    }
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.inner.running.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Bytes of each pooled table kept resident between calls.
@@ -194,19 +235,38 @@ fn spawn_ticker(inner: Weak<Inner>) {
     let Some(tick) = inner.upgrade().map(|i| i.config.epoch_tick) else {
         return;
     };
+    let ticker = inner.clone();
     // If the thread cannot be spawned, deadlines are not enforced; that is
     // worth a loud warning but not a failure to start.
     let spawned = thread::Builder::new()
         .name("xfn-epoch".into())
         .spawn(move || {
-            while let Some(inner) = inner.upgrade() {
-                inner.engine.increment_epoch();
+            while let Some(inner) = ticker.upgrade() {
+                let idle = inner.running.load(Ordering::Acquire) == 0;
                 drop(inner);
+                if idle {
+                    thread::park_timeout(IDLE_CHECK);
+                    continue;
+                }
+                // A tick after the wait, so a call that woke the ticker
+                // gets a whole tick before its first deadline check.
                 thread::sleep(tick);
+                let Some(inner) = ticker.upgrade() else { break };
+                inner.engine.increment_epoch();
+                inner.ticks.fetch_add(1, Ordering::Relaxed);
             }
         });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start the epoch thread, call deadlines are not enforced: {e}");
+    match spawned {
+        Ok(handle) => {
+            if let Some(inner) = inner.upgrade() {
+                // Set once, here: a call that started before this finds
+                // `running` above zero at the ticker's first check.
+                let _ = inner.ticker.set(handle.thread().clone());
+            }
+        }
+        Err(e) => {
+            tracing::warn!("cannot start the epoch thread, call deadlines are not enforced: {e}")
+        }
     }
 }
 
@@ -225,6 +285,50 @@ mod tests {
             ..HostConfig::default()
         })
         .unwrap()
+    }
+
+    fn ticks(engine: &HostEngine) -> u64 {
+        engine.inner.ticks.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn the_epoch_ticks_only_while_a_call_holds_a_slot() {
+        let engine = engine(4);
+        let function = engine.function_slots();
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(ticks(&engine), 0, "an idle engine does not tick");
+
+        let slot = engine.call_slot(&function).now_or_never();
+        assert!(slot.is_some());
+        let started = std::time::Instant::now();
+        while ticks(&engine) < 3 {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the ticker did not wake for a call"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(slot);
+        // The ticker may finish the tick it is in; then it stops.
+        std::thread::sleep(Duration::from_millis(50));
+        let stopped = ticks(&engine);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            ticks(&engine),
+            stopped,
+            "the ticker stopped with the last call"
+        );
+
+        // And starts again with the next.
+        let _slot = engine.call_slot(&function).now_or_never();
+        let started = std::time::Instant::now();
+        while ticks(&engine) == stopped {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "the ticker did not wake again"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// Takes every slot `function` can get without waiting.
