@@ -65,7 +65,7 @@ fn only_entry(cache: &CompileCache) -> PathBuf {
 /// component's artifact with its checksum recomputed.
 fn plant_with_checksum(engine: &Engine, path: &Path) {
     let mut forged = engine.precompile_component(&intruder()).expect("compiles");
-    let checksum = Sha256::digest(&forged);
+    let checksum = <sha2::Sha256 as sha2::Digest>::digest(&forged);
     forged.extend_from_slice(&checksum);
     fs::write(path, forged).expect("plant");
 }
