@@ -17,7 +17,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use xfn_oci::localfile::{self, Limit};
 
 use super::router::FunctionTable;
@@ -285,14 +284,15 @@ impl PackageResolver for BuiltinPackages {
     }
 }
 
-type Sha256Digest = [u8; 32];
+/// A component's BLAKE3 hash: whether it changed since the last load.
+type Digest = blake3::Hash;
 
 /// Loads function specs into a [`FunctionTable`], reusing the functions
 /// whose component is unchanged since the last load.
 pub struct Loader {
     runtime: WasmRuntime,
     packages: Box<dyn PackageResolver>,
-    loaded: Mutex<HashMap<String, (Sha256Digest, Arc<WasmFunction>)>>,
+    loaded: Mutex<HashMap<String, (Digest, Arc<WasmFunction>)>>,
 }
 
 impl Loader {
@@ -338,7 +338,7 @@ impl Loader {
         let mut table = FunctionTable::new();
         for spec in specs {
             let bytes = self.component(spec)?;
-            let digest: Sha256Digest = Sha256::digest(&bytes).into();
+            let digest = blake3::hash(&bytes);
             let function = match previous.get(&spec.name) {
                 Some((d, f)) if *d == digest => f.clone(),
                 _ => {
