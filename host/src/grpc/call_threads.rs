@@ -42,7 +42,8 @@ pub struct CallThreads {
 }
 
 impl CallThreads {
-    /// Every call on `calls`, none moved.
+    /// Calls that wait move to `calls` and stay there: no long-call
+    /// threads.
     pub fn new(calls: Handle) -> CallThreads {
         CallThreads {
             calls,
