@@ -30,7 +30,7 @@ use xfn_proto::json::{v1, v1beta1};
 
 use futures_util::TryStreamExt as _;
 
-use super::call_threads::{CallLost, CallThreads};
+use super::call_threads::CallThreads;
 use super::health::Health;
 use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
@@ -79,7 +79,8 @@ pub struct ServerConfig {
     /// Where calls run. Threads of their own keep connections and routing
     /// responsive while guests compute: a call then waits behind other
     /// guests at most a tick, not once per step of the gRPC exchange.
-    /// `None` runs calls on the server's own runtime.
+    /// `None` runs calls on the server's own runtime (as
+    /// [`CallThreads::new`] of it).
     pub call_threads: Option<CallThreads>,
 }
 
@@ -139,7 +140,7 @@ struct Shared {
     health: Health,
     shutdown: watch::Sender<bool>,
     reload: tokio::sync::Mutex<()>,
-    call_threads: Option<CallThreads>,
+    call_threads: CallThreads,
 }
 
 impl Shared {
@@ -189,7 +190,10 @@ impl Server {
             health,
             shutdown: watch::Sender::new(false),
             reload: tokio::sync::Mutex::new(()),
-            call_threads: config.call_threads.clone(),
+            call_threads: config
+                .call_threads
+                .clone()
+                .unwrap_or_else(|| CallThreads::new(tokio::runtime::Handle::current())),
         });
         Ok(Server {
             shared,
@@ -448,7 +452,7 @@ impl Runner {
             function,
             request.into_inner(),
             timeout,
-            self.shared.call_threads.as_ref(),
+            &self.shared.call_threads,
         )
         .await;
         let result = match &outcome {
@@ -466,7 +470,7 @@ impl Runner {
         function: Arc<dyn crate::Function>,
         request: v1::RunFunctionRequest,
         timeout: Option<Duration>,
-        threads: Option<&CallThreads>,
+        threads: &CallThreads,
     ) -> Result<v1::RunFunctionResponse, Status> {
         let request = convert::request_from_proto(request).map_err(|e| {
             Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
@@ -475,11 +479,9 @@ impl Runner {
         let started = Instant::now();
         // A call of its own: a panic in it is an error, not a lost connection.
         let run = async move { function.call(&request, timeout).await };
-        let outcome = match threads {
-            Some(threads) => threads.run(run).await,
-            None => tokio::spawn(run).await.map_err(CallLost::from),
-        };
-        let outcome = outcome
+        let outcome = threads
+            .run(run)
+            .await
             .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
         let elapsed = started.elapsed();
         let response = match outcome {
