@@ -6,10 +6,10 @@
 //! BLAKE3 hash of their bytes under a per-user key (see [`trust`]): a
 //! truncated, corrupted or tampered entry is detected and rebuilt. BLAKE3,
 //! not SHA-256, hashes the megabytes: measured on a warm `xfn render`,
-//! SHA-256 of the component and the artifact was a quarter of its CPU. Writes go to a temporary file that is
-//! renamed into place, so a crash never leaves a half-written entry, and
-//! temporary files left by a killed compile are removed when the cache is
-//! first used.
+//! SHA-256 of the component and the artifact was a quarter of its CPU.
+//! Writes go to a temporary file that is renamed into place, so a crash
+//! never leaves a half-written entry, and temporary files left by a killed
+//! compile are removed when the cache is first used.
 //!
 //! Loading a compiled artifact runs native code: a cache directory that
 //! other users may write, or an entry not owned by the user, is never

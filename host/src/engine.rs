@@ -1,8 +1,9 @@
 //! The wasmtime engine shared by every function, and the epoch clock that
 //! enforces call deadlines.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::{Arc, Weak};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
@@ -16,8 +17,8 @@ use crate::sandbox::{MAX_INSTANCES, MAX_MEMORIES, MAX_TABLES};
 /// A wasmtime engine configured for xfn, with its epoch ticker.
 ///
 /// The ticker ticks only while calls hold slots (and for about 100 ms
-/// after the last), so an idle host does not wake every tick. Cloning is cheap; the ticker thread stops when the
-/// last clone is dropped.
+/// after the last), so an idle host does not wake every tick. Cloning is
+/// cheap; the ticker thread stops when the last clone is dropped.
 #[derive(Clone)]
 pub struct HostEngine {
     inner: Arc<Inner>,
@@ -31,10 +32,9 @@ struct Inner {
     /// The slots a function's second and later concurrent calls may use:
     /// the pool less [`HostConfig::reserved_slots`].
     beyond_first: Semaphore,
-    /// Calls holding a slot: the ticker ticks while there are any.
-    running: AtomicUsize,
-    /// The ticker's thread, to wake when a call starts.
-    ticker: OnceLock<Thread>,
+    /// The ticker's thread, woken by every call that takes a slot; `None`
+    /// if it could not be started.
+    ticker: Option<Thread>,
     /// Ticks so far.
     ticks: AtomicU64,
 }
@@ -72,16 +72,17 @@ impl HostEngine {
         let pool = config.max_concurrent_calls.max(1);
         let slots = Semaphore::new(pool as usize);
         let beyond_first = Semaphore::new((pool - config.reserved_slots()) as usize);
+        let (ticker, start_ticker) = spawn_ticker(config.epoch_tick);
         let inner = Arc::new(Inner {
             engine,
             config,
             slots,
             beyond_first,
-            running: AtomicUsize::new(0),
-            ticker: OnceLock::new(),
+            ticker,
             ticks: AtomicU64::new(0),
         });
-        spawn_ticker(Arc::downgrade(&inner));
+        // If the ticker thread is gone, so is the receiver: nothing to do.
+        let _ = start_ticker.send(Arc::downgrade(&inner));
         Ok(HostEngine { inner })
     }
 
@@ -114,13 +115,19 @@ impl HostEngine {
             self.inner.beyond_first.acquire().await.ok()
         };
         let pooled = self.inner.slots.acquire().await.ok();
+        // The ticker may be parked. Woken after the slot is taken, it either
+        // is not parked yet (and then won't park, the wake-up being kept) or
+        // sees the slot taken when it looks next; when it is not parked,
+        // this costs an atomic swap.
+        if let Some(ticker) = &self.inner.ticker {
+            ticker.unpark();
+        }
         CallSlot {
             _own: own,
             _active: active,
             _beyond_first: beyond_first,
             _pooled: pooled,
             _in_use: crate::metrics::InstanceInUse::start(),
-            _running: Running::start(&self.inner),
         }
     }
 
@@ -172,30 +179,12 @@ pub struct CallSlot<'a> {
     _beyond_first: Option<SemaphorePermit<'a>>,
     _pooled: Option<SemaphorePermit<'a>>,
     _in_use: crate::metrics::InstanceInUse,
-    _running: Running<'a>,
 }
 
-/// A call that needs the epoch to tick: the first one wakes the ticker.
-struct Running<'a> {
-    inner: &'a Inner,
-}
-
-impl<'a> Running<'a> {
-    fn start(inner: &'a Inner) -> Running<'a> {
-        if inner.running.fetch_add(1, Ordering::AcqRel) == 0 {
-            // An unpark before the ticker parks makes its park return at
-            // once, so this wake-up is never lost.
-            if let Some(ticker) = inner.ticker.get() {
-                ticker.unpark();
-            }
-        }
-        Running { inner }
-    }
-}
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        self.inner.running.fetch_sub(1, Ordering::AcqRel);
+impl Inner {
+    /// Whether any call holds a slot of the pool.
+    fn calls_in_flight(&self) -> bool {
+        self.slots.available_permits() < self.config.max_concurrent_calls.max(1) as usize
     }
 }
 
@@ -236,49 +225,51 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
     wasm
 }
 
-fn spawn_ticker(inner: Weak<Inner>) {
-    let Some(tick) = inner.upgrade().map(|i| i.config.epoch_tick) else {
-        return;
-    };
-    let ticker = inner.clone();
-    // If the thread cannot be spawned, deadlines are not enforced; that is
-    // worth a loud warning but not a failure to start.
+/// Starts the ticker thread, which ticks every `tick` once it is sent its
+/// engine. The thread's handle exists before the engine, so every call that
+/// takes a slot can wake it.
+fn spawn_ticker(tick: Duration) -> (Option<Thread>, SyncSender<Weak<Inner>>) {
+    let (start, engine) = sync_channel::<Weak<Inner>>(1);
     let spawned = thread::Builder::new()
         .name("xfn-epoch".into())
         .spawn(move || {
-            // Parked from the start: an engine with no calls has no use
-            // for ticks.
-            let mut idle_ticks = TICKS_BEFORE_PARKING;
-            while let Some(inner) = ticker.upgrade() {
-                if inner.running.load(Ordering::Acquire) == 0 {
-                    idle_ticks = idle_ticks.saturating_add(1);
-                } else {
-                    idle_ticks = 0;
-                }
-                drop(inner);
-                if idle_ticks >= TICKS_BEFORE_PARKING {
-                    thread::park_timeout(IDLE_CHECK);
-                    continue;
-                }
-                // A tick after the wait, so a call that woke the ticker
-                // gets a whole tick before its first deadline check.
-                thread::sleep(tick);
-                let Some(inner) = ticker.upgrade() else { break };
-                inner.engine.increment_epoch();
-                inner.ticks.fetch_add(1, Ordering::Relaxed);
+            if let Ok(engine) = engine.recv() {
+                run_ticker(&engine, tick);
             }
         });
     match spawned {
-        Ok(handle) => {
-            if let Some(inner) = inner.upgrade() {
-                // Set once, here: a call that started before this finds
-                // `running` above zero at the ticker's first check.
-                let _ = inner.ticker.set(handle.thread().clone());
-            }
-        }
+        Ok(handle) => (Some(handle.thread().clone()), start),
         Err(e) => {
-            tracing::warn!("cannot start the epoch thread, call deadlines are not enforced: {e}")
+            // Deadlines are then not enforced; that is worth a loud warning
+            // but not a failure to start.
+            tracing::warn!("cannot start the epoch thread, call deadlines are not enforced: {e}");
+            (None, start)
         }
+    }
+}
+
+/// Ticks while calls hold slots, parks once none has for
+/// [`TICKS_BEFORE_PARKING`] ticks, and ends with the engine.
+fn run_ticker(engine: &Weak<Inner>, tick: Duration) {
+    // Parked from the start: an engine with no calls has no use for ticks.
+    let mut idle_ticks = TICKS_BEFORE_PARKING;
+    while let Some(inner) = engine.upgrade() {
+        if inner.calls_in_flight() {
+            idle_ticks = 0;
+        } else {
+            idle_ticks = idle_ticks.saturating_add(1);
+        }
+        drop(inner);
+        if idle_ticks >= TICKS_BEFORE_PARKING {
+            thread::park_timeout(IDLE_CHECK);
+            continue;
+        }
+        // A tick after the wait, so a call that woke the ticker gets a
+        // whole tick before its first deadline check.
+        thread::sleep(tick);
+        let Some(inner) = engine.upgrade() else { break };
+        inner.engine.increment_epoch();
+        inner.ticks.fetch_add(1, Ordering::Relaxed);
     }
 }
 
