@@ -21,6 +21,7 @@
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::Cell;
 use core::ptr;
+use core::sync::atomic::{Ordering, compiler_fence};
 
 /// The smallest chunk after the first.
 ///
@@ -39,10 +40,16 @@ pub const MAX_CHUNK: usize = 16 << 20;
 
 /// Room left in the initial heap for wasi-libc's own allocations.
 ///
+/// Less than a page: wasi-libc's allocator writes a header after the
+/// arena's first chunk and a footer at the end of the heap, and with
+/// under a page between them both land on one page, so a call faults in
+/// one page fewer. The Rust code of a guest allocates from the arena;
+/// what libc itself asks for beyond this grows memory.
+///
 /// ```
-/// assert!(xfn_sdk::arena::LIBC_HEADROOM < xfn_sdk::arena::MIN_CHUNK);
+/// assert!(xfn_sdk::arena::LIBC_HEADROOM < 4096);
 /// ```
-pub const LIBC_HEADROOM: usize = 16 << 10;
+pub const LIBC_HEADROOM: usize = 2 << 10;
 
 /// Where the arena gets its chunks.
 ///
@@ -128,6 +135,8 @@ pub struct CallArena<S> {
     end: Cell<usize>,
     /// The size of the last chunk taken (0 before the first).
     last_chunk: Cell<usize>,
+    /// Written before the arena reads its state (see [`CallArena::alloc`]).
+    first_touch: Cell<bool>,
 }
 
 // SAFETY: guests are single-threaded (wasm32-wasip2 has no threads), so
@@ -162,6 +171,7 @@ impl<S> CallArena<S> {
             top: Cell::new(0),
             end: Cell::new(0),
             last_chunk: Cell::new(0),
+            first_touch: Cell::new(false),
         }
     }
 }
@@ -190,6 +200,22 @@ impl<S: ChunkSource> CallArena<S> {
         false
     }
 
+    /// Writes to the arena's own page before anything reads it.
+    ///
+    /// The arena's state lies in the memory image, on a page it may share
+    /// with other state (wasi-libc's allocator's, in xfn's functions). A
+    /// fresh instance maps that page in on first touch: a read maps it
+    /// read-only, and the write after it makes the kernel copy the page and
+    /// flush the TLB of every core that runs the host's threads (an
+    /// interrupt to each). A write first maps a private copy at once, with
+    /// no flush.
+    fn touch(&self) {
+        // SAFETY: a valid, aligned pointer to this arena's own cell.
+        unsafe { ptr::write_volatile(self.first_touch.as_ptr(), true) };
+        // Keeps the compiler from moving the reads of the state above it.
+        compiler_fence(Ordering::SeqCst);
+    }
+
     /// The aligned start of a block of `layout` at the top, if it fits.
     fn fit(&self, layout: Layout) -> Option<usize> {
         let start = self.top.get().checked_next_multiple_of(layout.align())?;
@@ -203,6 +229,7 @@ impl<S: ChunkSource> CallArena<S> {
 // chunks from the source are disjoint.
 unsafe impl<S: ChunkSource> GlobalAlloc for CallArena<S> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.touch();
         let start = match self.fit(layout) {
             Some(start) => start,
             None => {
