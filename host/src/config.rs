@@ -30,14 +30,24 @@ pub struct HostConfig {
     /// None by default: measured with wasmtime 50 (`make bench`, item 1),
     /// resetting the pages a warm patch-and-transform call wrote costs more
     /// than faulting them in again (a warm call took 66.5 µs with none
-    /// kept, 126 µs with 1 MiB, 203 µs with 4 MiB). Keeping some helps
-    /// only calls that write many MiB.
+    /// kept, 126 µs with 1 MiB, 203 µs with 4 MiB). Wasmtime finds the
+    /// written pages with Linux's `PAGEMAP_SCAN`, and on Linux 6.18 that
+    /// also reports the untouched pages next to a touched one as written,
+    /// so the reset rewrites up to this many bytes whatever the call wrote.
     pub keep_resident: usize,
     /// Most bytes the whole pool keeps resident between calls: each memory
     /// slot keeps at most this divided by the number of memory slots (see
     /// [`HostConfig::keep_resident_per_slot`]), so however many slots a
     /// burst used, at most this much is left behind.
     pub resident_budget: usize,
+    /// How many pooled memories and tables of finished calls wait to be
+    /// given back to the kernel together, in one system call. Giving
+    /// memory back flushes the TLB of every core running the host's
+    /// threads, an interrupt to each; a batch pays that once. Until its
+    /// batch goes, a slot is not reused, and the memory its call wrote
+    /// stays resident: at most `decommit_batch - 1` slots' worth, each at
+    /// most `memory_limit`. 1 gives each back as its call ends.
+    pub decommit_batch: u32,
 }
 
 impl HostConfig {
@@ -70,10 +80,24 @@ impl HostConfig {
             .saturating_mul(crate::sandbox::MAX_MEMORIES);
         self.keep_resident.min(self.resident_budget / slots)
     }
+
+    /// Regions given back to the kernel per batch: `decommit_batch`, at
+    /// least one and no more than the pool holds, so that a batch always
+    /// fills before calls run short of slots.
+    pub fn decommit_batch_size(&self) -> usize {
+        self.decommit_batch
+            .clamp(1, self.max_concurrent_calls.max(1)) as usize
+    }
 }
 
 /// The default [`HostConfig::resident_budget`], in MiB.
 pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 512;
+
+/// The default [`HostConfig::decommit_batch`]: a patch-and-transform call
+/// leaves a memory and a table, so four calls share one flush. Under 64
+/// streams of them on a 2-core VM (`make bench`, item 4), giving memory
+/// back took a tenth of a call's CPU, most of it that flush.
+pub const DEFAULT_DECOMMIT_BATCH: u32 = 8;
 
 impl Default for HostConfig {
     fn default() -> Self {
@@ -87,6 +111,25 @@ impl Default for HostConfig {
             max_calls_per_function: None,
             keep_resident: 0,
             resident_budget: DEFAULT_RESIDENT_BUDGET_MIB << 20,
+            decommit_batch: DEFAULT_DECOMMIT_BATCH,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decommit_batch_is_at_least_one_and_at_most_the_pool() {
+        let config = |decommit_batch, max_concurrent_calls| HostConfig {
+            decommit_batch,
+            max_concurrent_calls,
+            ..HostConfig::default()
+        };
+        assert_eq!(config(0, 128).decommit_batch_size(), 1);
+        assert_eq!(config(8, 128).decommit_batch_size(), 8);
+        assert_eq!(config(8, 3).decommit_batch_size(), 3);
+        assert_eq!(config(8, 0).decommit_batch_size(), 1);
     }
 }

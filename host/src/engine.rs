@@ -219,7 +219,8 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
             // next call doesn't fault its memory back in page by page.
             .linear_memory_keep_resident(config.keep_resident_per_slot())
             .table_keep_resident(TABLE_KEEP_RESIDENT)
-            .pagemap_scan(wasmtime::Enabled::Auto);
+            .pagemap_scan(wasmtime::Enabled::Auto)
+            .decommit_batch_size(config.decommit_batch_size());
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     wasm

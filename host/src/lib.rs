@@ -28,7 +28,7 @@ mod validate;
 mod wasm;
 
 pub use compile_cache::CompileCache;
-pub use config::{DEFAULT_RESIDENT_BUDGET_MIB, HostConfig};
+pub use config::{DEFAULT_DECOMMIT_BATCH, DEFAULT_RESIDENT_BUDGET_MIB, HostConfig};
 pub use engine::HostEngine;
 pub use error::{CallError, Error};
 pub use function::Function;

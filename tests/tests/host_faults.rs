@@ -189,6 +189,33 @@ fn every_call_gets_a_fresh_instance() {
 }
 
 #[test]
+fn slots_waiting_in_a_decommit_batch_are_reset_before_reuse() {
+    // A pool of three slots whose finished memories and tables are given
+    // back three at a time: a slot sits unusable until its batch goes, and
+    // calls from concurrent threads must still each find a fresh instance
+    // (and never run short of slots while others wait in the batch).
+    let rt = runtime(HostConfig {
+        max_concurrent_calls: 3,
+        max_calls_per_function: Some(3),
+        decommit_batch: 3,
+        ..config()
+    });
+    let f = load(&rt, "scripted", "xfn_test_scripted");
+    std::thread::scope(|scope| {
+        for _ in 0..3 {
+            scope.spawn(|| {
+                for _ in 0..20 {
+                    let rsp = f
+                        .call_blocking(&request(json!({"count": true})), None)
+                        .expect("runs");
+                    assert_eq!(rsp.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
+                }
+            });
+        }
+    });
+}
+
+#[test]
 fn a_component_that_is_not_a_function_is_refused_at_load() {
     let rt = runtime(config());
     let err = match rt.load("bogus", b"\0asm\x01\0\0\0") {

@@ -77,8 +77,12 @@ const KEEP_RESIDENT_KIB: u64 = 16 << 10;
 
 /// What the instance pool may keep resident once idle, in KiB: every
 /// memory slot that calls have used keeps what they wrote, up to its share
-/// of the budget, for the next call.
-const POOL_RESIDENT_BOUND_KIB: u64 = RESIDENT_BUDGET_MIB << 10;
+/// of the budget, for the next call; and up to `--decommit-batch` - 1
+/// finished memories (the default batch) wait, each within the memory
+/// limit, to be given back together.
+const POOL_RESIDENT_BOUND_KIB: u64 = (RESIDENT_BUDGET_MIB
+    + (xfn_host::DEFAULT_DECOMMIT_BATCH as u64 - 1) * MEMORY_LIMIT_MIB as u64)
+    << 10;
 
 /// How many more open files than at the baseline the server may have once
 /// settled. None: everything the server opens per call or per connection
