@@ -135,7 +135,8 @@ pub struct CallArena<S> {
     end: Cell<usize>,
     /// The size of the last chunk taken (0 before the first).
     last_chunk: Cell<usize>,
-    /// Written before the arena reads its state (see [`CallArena::alloc`]).
+    /// Written before the arena reads its state, so that its page is
+    /// mapped writable from the first touch (see `CallArena::touch`).
     first_touch: Cell<bool>,
 }
 

@@ -82,8 +82,9 @@ impl HostConfig {
     }
 
     /// Regions given back to the kernel per batch: `decommit_batch`, at
-    /// least one and no more than the pool holds, so that a batch always
-    /// fills before calls run short of slots.
+    /// least one and no more than the pool's call slots. A call that
+    /// finds no free slot while others wait in a batch makes the pool
+    /// give back the batch at once.
     pub fn decommit_batch_size(&self) -> usize {
         self.decommit_batch
             .clamp(1, self.max_concurrent_calls.max(1)) as usize
