@@ -222,6 +222,22 @@ pub fn differential(
     (files.len(), failures)
 }
 
+/// Stops a process started as `timeout SECS PROGRAM ...` and waits for
+/// it: the program first, then `timeout`. Killing `timeout` alone would
+/// leave the program running with no time limit.
+pub fn stop_under_timeout(child: &mut std::process::Child) {
+    let id = child.id();
+    let children =
+        std::fs::read_to_string(format!("/proc/{id}/task/{id}/children")).unwrap_or_default();
+    for pid in children.split_whitespace() {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", pid])
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// A port on 127.0.0.1 that was free a moment ago.
 pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");

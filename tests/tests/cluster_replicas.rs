@@ -104,14 +104,7 @@ impl Replica {
     /// Kills the replica as a node failure would: SIGKILL to `xfn`
     /// itself (the child of `timeout`), so nothing is released.
     fn kill(&mut self) {
-        let id = self.child.id();
-        let children =
-            std::fs::read_to_string(format!("/proc/{id}/task/{id}/children")).unwrap_or_default();
-        for pid in children.split_whitespace() {
-            let _ = Command::new("kill").args(["-KILL", pid]).status();
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        xfn_tests::stop_under_timeout(&mut self.child);
     }
 }
 

@@ -11,13 +11,12 @@ use serde_json::json;
 use xfn_proto::v1;
 use xfn_tests::{free_port, http_get, wasm_dir, xfn_bin};
 
-/// An `xfn serve` process, killed when dropped.
+/// An `xfn serve` process under `timeout`, killed when dropped.
 struct Serve(Child);
 
 impl Drop for Serve {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        xfn_tests::stop_under_timeout(&mut self.0);
     }
 }
 
