@@ -38,15 +38,17 @@ pub struct HostConfig {
     /// Most bytes the whole pool keeps resident between calls: each memory
     /// slot keeps at most this divided by the number of memory slots (see
     /// [`HostConfig::keep_resident_per_slot`]), so however many slots a
-    /// burst used, at most this much is left behind.
+    /// burst used, at most this much is left behind (besides what waits
+    /// in a decommit batch, [`HostConfig::max_waiting_regions`]).
     pub resident_budget: usize,
     /// How many pooled memories and tables of finished calls wait to be
     /// given back to the kernel together, in one system call. Giving
     /// memory back flushes the TLB of every core running the host's
     /// threads, an interrupt to each; a batch pays that once. Until its
     /// batch goes, a slot is not reused, and the memory its call wrote
-    /// stays resident: at most `decommit_batch - 1` slots' worth, each at
-    /// most `memory_limit`. 1 gives each back as its call ends.
+    /// stays resident. Wasmtime keeps one batch per CPU (up to 16), so at
+    /// most [`HostConfig::max_waiting_regions`] wait, each within
+    /// `memory_limit`. 1 gives each back as its call ends.
     pub decommit_batch: u32,
 }
 
@@ -88,6 +90,17 @@ impl HostConfig {
     pub fn decommit_batch_size(&self) -> usize {
         self.decommit_batch
             .clamp(1, self.max_concurrent_calls.max(1)) as usize
+    }
+
+    /// The most memories and tables of finished calls that may wait to be
+    /// given back at once on this machine: a batch less one in each of
+    /// wasmtime's decommit queues, of which it keeps one per available CPU,
+    /// up to 16 (its documented bound for `decommit_batch_size`).
+    pub fn max_waiting_regions(&self) -> usize {
+        let queues = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(16);
+        queues * (self.decommit_batch_size() - 1)
     }
 }
 
@@ -132,5 +145,18 @@ mod tests {
         assert_eq!(config(8, 128).decommit_batch_size(), 8);
         assert_eq!(config(8, 3).decommit_batch_size(), 3);
         assert_eq!(config(8, 0).decommit_batch_size(), 1);
+    }
+
+    #[test]
+    fn what_waits_to_be_given_back_is_a_batch_less_one_per_queue() {
+        let queues = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(16);
+        let config = |decommit_batch| HostConfig {
+            decommit_batch,
+            ..HostConfig::default()
+        };
+        assert_eq!(config(1).max_waiting_regions(), 0);
+        assert_eq!(config(8).max_waiting_regions(), 7 * queues);
     }
 }

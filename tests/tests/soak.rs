@@ -77,12 +77,13 @@ const KEEP_RESIDENT_KIB: u64 = 16 << 10;
 
 /// What the instance pool may keep resident once idle, in KiB: every
 /// memory slot that calls have used keeps what they wrote, up to its share
-/// of the budget, for the next call; and up to `--decommit-batch` - 1
-/// finished memories (the default batch) wait, each within the memory
-/// limit, to be given back together.
-const POOL_RESIDENT_BOUND_KIB: u64 = (RESIDENT_BUDGET_MIB
-    + (xfn_host::DEFAULT_DECOMMIT_BATCH as u64 - 1) * MEMORY_LIMIT_MIB as u64)
-    << 10;
+/// of the budget, for the next call; and the finished memories that may
+/// wait in decommit batches (the default batch, on this machine) hold what
+/// they wrote, each within the memory limit.
+fn pool_resident_bound_kib() -> u64 {
+    let waiting = xfn_host::HostConfig::default().max_waiting_regions() as u64;
+    (RESIDENT_BUDGET_MIB + waiting * MEMORY_LIMIT_MIB as u64) << 10
+}
 
 /// How many more open files than at the baseline the server may have once
 /// settled. None: everything the server opens per call or per connection
@@ -745,7 +746,7 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
             mib(base.outside()),
             mib(after.pool),
             mib(after.pool_private),
-            mib(POOL_RESIDENT_BOUND_KIB),
+            mib(pool_resident_bound_kib()),
             mib(peak),
             after.fds,
             base.fds,
@@ -758,10 +759,10 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
             mib(after.outside())
         );
         assert!(
-            after.pool_private <= POOL_RESIDENT_BOUND_KIB,
+            after.pool_private <= pool_resident_bound_kib(),
             "the instance pool keeps {} that calls wrote resident, more than {}",
             mib(after.pool_private),
-            mib(POOL_RESIDENT_BOUND_KIB)
+            mib(pool_resident_bound_kib())
         );
         assert!(
             after.fds <= base.fds + FD_SLACK,
