@@ -12,6 +12,7 @@
 //! `fallbackValue`) are kept as JSON. No defaults are applied.
 
 use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Value};
 
@@ -336,8 +337,40 @@ pub struct MatchCondition {
 
 /// Decodes the input object strictly. The error is json v2's message.
 pub fn decode(input: &Map<String, Value>) -> Result<Resources, String> {
-    let v = Value::Object(input.clone());
-    decode_resources(&v, "")
+    decode_resources(object_members(input, &Pointer::Root))
+}
+
+/// Where a value sits in the input: a JSON pointer, written out only when
+/// an error names it.
+#[derive(Debug, Clone, Copy)]
+enum Pointer<'a> {
+    /// The input object itself.
+    Root,
+    /// A member of an object.
+    Member(&'a Pointer<'a>, &'a str),
+    /// An element of an array.
+    Index(&'a Pointer<'a>, usize),
+}
+
+impl fmt::Display for Pointer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pointer::Root => Ok(()),
+            Pointer::Member(parent, name) => {
+                write!(f, "{parent}/")?;
+                // RFC 6901 escapes `~` and `/` in a reference token.
+                for c in name.chars() {
+                    match c {
+                        '~' => f.write_str("~0")?,
+                        '/' => f.write_str("~1")?,
+                        c => f.write_char(c)?,
+                    }
+                }
+                Ok(())
+            }
+            Pointer::Index(parent, i) => write!(f, "{parent}/{i}"),
+        }
+    }
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -351,19 +384,14 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn within(ptr: &str) -> String {
-    if ptr.is_empty() {
-        String::new()
-    } else {
-        format!(" within {}", crate::gofmt::quote(ptr))
+fn within(ptr: &Pointer<'_>) -> String {
+    match ptr {
+        Pointer::Root => String::new(),
+        _ => format!(" within {}", crate::gofmt::quote(&ptr.to_string())),
     }
 }
 
-fn child(ptr: &str, token: &str) -> String {
-    format!("{ptr}/{}", token.replace('~', "~0").replace('/', "~1"))
-}
-
-fn mismatch(v: &Value, go_type: &str, ptr: &str) -> String {
+fn mismatch(v: &Value, go_type: &str, ptr: &Pointer<'_>) -> String {
     format!(
         "json: cannot unmarshal {} into Go {go_type}{}",
         kind(v),
@@ -371,7 +399,7 @@ fn mismatch(v: &Value, go_type: &str, ptr: &str) -> String {
     )
 }
 
-fn unknown(go_type: &str, ptr: &str, name: &str) -> String {
+fn unknown(go_type: &str, ptr: &Pointer<'_>, name: &str) -> String {
     format!(
         "json: cannot unmarshal JSON string into Go {go_type}: unknown object member name {}{}",
         crate::gofmt::quote(name),
@@ -379,27 +407,36 @@ fn unknown(go_type: &str, ptr: &str, name: &str) -> String {
     )
 }
 
+/// A member's name, value, and pointer.
+type Member<'a> = (&'a str, &'a Value, Pointer<'a>);
+
 /// The members of an object in protojson's order (sorted), or none for null.
 fn members<'a>(
     v: &'a Value,
     go_type: &str,
-    ptr: &str,
-) -> Result<Vec<(&'a str, &'a Value, String)>, String> {
+    ptr: &'a Pointer<'a>,
+) -> Result<Vec<Member<'a>>, String> {
     match v {
         Value::Null => Ok(Vec::new()),
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            Ok(keys
-                .into_iter()
-                .map(|k| (k.as_str(), &m[k], child(ptr, k)))
-                .collect())
-        }
+        Value::Object(m) => Ok(object_members(m, ptr)),
         other => Err(mismatch(other, go_type, ptr)),
     }
 }
 
-fn string(v: &Value, ptr: &str) -> Result<Option<String>, String> {
+/// The members of `m` in sorted order.
+fn object_members<'a>(m: &'a Map<String, Value>, ptr: &'a Pointer<'a>) -> Vec<Member<'a>> {
+    let mut members: Vec<Member<'a>> = m
+        .iter()
+        .map(|(k, v)| (k.as_str(), v, Pointer::Member(ptr, k)))
+        .collect();
+    // A `Map` is sorted already unless serde_json keeps insertion order.
+    if !members.is_sorted_by(|a, b| a.0 <= b.0) {
+        members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    }
+    members
+}
+
+fn string(v: &Value, ptr: &Pointer<'_>) -> Result<Option<String>, String> {
     match v {
         Value::Null => Ok(None),
         Value::String(s) => Ok(Some(s.clone())),
@@ -407,11 +444,11 @@ fn string(v: &Value, ptr: &str) -> Result<Option<String>, String> {
     }
 }
 
-fn plain_string(v: &Value, ptr: &str) -> Result<String, String> {
+fn plain_string(v: &Value, ptr: &Pointer<'_>) -> Result<String, String> {
     Ok(string(v, ptr)?.unwrap_or_default())
 }
 
-fn integer(v: &Value, go_type: &str, ptr: &str) -> Result<Option<i64>, String> {
+fn integer(v: &Value, go_type: &str, ptr: &Pointer<'_>) -> Result<Option<i64>, String> {
     match v {
         Value::Null => Ok(None),
         Value::Number(n) => {
@@ -444,15 +481,15 @@ fn integer(v: &Value, go_type: &str, ptr: &str) -> Result<Option<i64>, String> {
 fn list<T>(
     v: &Value,
     go_type: &str,
-    ptr: &str,
-    mut item: impl FnMut(&Value, &str) -> Result<T, String>,
+    ptr: &Pointer<'_>,
+    mut item: impl FnMut(&Value, &Pointer<'_>) -> Result<T, String>,
 ) -> Result<Vec<T>, String> {
     match v {
         Value::Null => Ok(Vec::new()),
         Value::Array(a) => a
             .iter()
             .enumerate()
-            .map(|(i, x)| item(x, &child(ptr, &i.to_string())))
+            .map(|(i, x)| item(x, &Pointer::Index(ptr, i)))
             .collect(),
         other => Err(mismatch(other, go_type, ptr)),
     }
@@ -463,10 +500,11 @@ fn raw(v: &Value) -> Option<Value> {
     if v.is_null() { None } else { Some(v.clone()) }
 }
 
-fn decode_resources(v: &Value, ptr: &str) -> Result<Resources, String> {
+fn decode_resources(members: Vec<Member<'_>>) -> Result<Resources, String> {
     const T: &str = "v1beta1.Resources";
+    let ptr = &Pointer::Root;
     let mut r = Resources::default();
-    for (k, fv, fp) in members(v, T, ptr)? {
+    for (k, fv, fp) in members {
         match k {
             "apiVersion" | "kind" => {
                 string(fv, &fp)?;
@@ -496,7 +534,7 @@ fn decode_resources(v: &Value, ptr: &str) -> Result<Resources, String> {
     Ok(r)
 }
 
-fn decode_object_meta(v: &Value, ptr: &str) -> Result<(), String> {
+fn decode_object_meta(v: &Value, ptr: &Pointer<'_>) -> Result<(), String> {
     const T: &str = "v1.ObjectMeta";
     for (k, fv, fp) in members(v, T, ptr)? {
         match k {
@@ -526,7 +564,7 @@ fn decode_object_meta(v: &Value, ptr: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn decode_patch_set(v: &Value, ptr: &str) -> Result<PatchSet, String> {
+fn decode_patch_set(v: &Value, ptr: &Pointer<'_>) -> Result<PatchSet, String> {
     const T: &str = "v1beta1.PatchSet";
     let mut s = PatchSet::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -543,7 +581,7 @@ fn decode_patch_set(v: &Value, ptr: &str) -> Result<PatchSet, String> {
     Ok(s)
 }
 
-fn decode_environment(v: &Value, ptr: &str) -> Result<Environment, String> {
+fn decode_environment(v: &Value, ptr: &Pointer<'_>) -> Result<Environment, String> {
     const T: &str = "v1beta1.Environment";
     let mut e = Environment::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -559,7 +597,10 @@ fn decode_environment(v: &Value, ptr: &str) -> Result<Environment, String> {
     Ok(e)
 }
 
-fn decode_connection_ref(v: &Value, ptr: &str) -> Result<WriteConnectionSecretToRef, String> {
+fn decode_connection_ref(
+    v: &Value,
+    ptr: &Pointer<'_>,
+) -> Result<WriteConnectionSecretToRef, String> {
     const T: &str = "v1beta1.WriteConnectionSecretToRef";
     let mut r = WriteConnectionSecretToRef::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -577,7 +618,7 @@ fn decode_connection_ref(v: &Value, ptr: &str) -> Result<WriteConnectionSecretTo
     Ok(r)
 }
 
-fn decode_template(v: &Value, ptr: &str) -> Result<ComposedTemplate, String> {
+fn decode_template(v: &Value, ptr: &Pointer<'_>) -> Result<ComposedTemplate, String> {
     const T: &str = "v1beta1.ComposedTemplate";
     let mut t = ComposedTemplate::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -607,7 +648,7 @@ fn decode_template(v: &Value, ptr: &str) -> Result<ComposedTemplate, String> {
     Ok(t)
 }
 
-fn decode_patch(v: &Value, ptr: &str, kind: PatchKind) -> Result<Patch, String> {
+fn decode_patch(v: &Value, ptr: &Pointer<'_>, kind: PatchKind) -> Result<Patch, String> {
     let t = kind.go_type();
     let mut p = Patch {
         kind,
@@ -640,7 +681,7 @@ fn decode_patch(v: &Value, ptr: &str, kind: PatchKind) -> Result<Patch, String> 
     Ok(p)
 }
 
-fn decode_policy(v: &Value, ptr: &str) -> Result<PatchPolicy, String> {
+fn decode_policy(v: &Value, ptr: &Pointer<'_>) -> Result<PatchPolicy, String> {
     const T: &str = "v1beta1.PatchPolicy";
     let mut p = PatchPolicy::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -653,7 +694,7 @@ fn decode_policy(v: &Value, ptr: &str) -> Result<PatchPolicy, String> {
     Ok(p)
 }
 
-fn decode_combine(v: &Value, ptr: &str) -> Result<Combine, String> {
+fn decode_combine(v: &Value, ptr: &Pointer<'_>) -> Result<Combine, String> {
     const T: &str = "v1beta1.Combine";
     let mut c = Combine::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -689,7 +730,7 @@ fn decode_combine(v: &Value, ptr: &str) -> Result<Combine, String> {
     Ok(c)
 }
 
-fn decode_transform(v: &Value, ptr: &str) -> Result<Transform, String> {
+fn decode_transform(v: &Value, ptr: &Pointer<'_>) -> Result<Transform, String> {
     const T: &str = "v1beta1.Transform";
     let mut t = Transform::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -747,7 +788,7 @@ fn decode_transform(v: &Value, ptr: &str) -> Result<Transform, String> {
     Ok(t)
 }
 
-fn decode_math(v: &Value, ptr: &str) -> Result<MathTransform, String> {
+fn decode_math(v: &Value, ptr: &Pointer<'_>) -> Result<MathTransform, String> {
     const T: &str = "v1beta1.MathTransform";
     let mut m = MathTransform::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -762,7 +803,7 @@ fn decode_math(v: &Value, ptr: &str) -> Result<MathTransform, String> {
     Ok(m)
 }
 
-fn decode_match(v: &Value, ptr: &str) -> Result<MatchTransform, String> {
+fn decode_match(v: &Value, ptr: &Pointer<'_>) -> Result<MatchTransform, String> {
     const T: &str = "v1beta1.MatchTransform";
     let mut m = MatchTransform::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -791,7 +832,7 @@ fn decode_match(v: &Value, ptr: &str) -> Result<MatchTransform, String> {
     Ok(m)
 }
 
-fn decode_string(v: &Value, ptr: &str) -> Result<StringTransform, String> {
+fn decode_string(v: &Value, ptr: &Pointer<'_>) -> Result<StringTransform, String> {
     const T: &str = "v1beta1.StringTransform";
     let mut s = StringTransform::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -847,7 +888,7 @@ fn decode_string(v: &Value, ptr: &str) -> Result<StringTransform, String> {
     Ok(s)
 }
 
-fn decode_convert(v: &Value, ptr: &str) -> Result<ConvertTransform, String> {
+fn decode_convert(v: &Value, ptr: &Pointer<'_>) -> Result<ConvertTransform, String> {
     const T: &str = "v1beta1.ConvertTransform";
     let mut c = ConvertTransform::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -860,7 +901,7 @@ fn decode_convert(v: &Value, ptr: &str) -> Result<ConvertTransform, String> {
     Ok(c)
 }
 
-fn decode_connection_detail(v: &Value, ptr: &str) -> Result<ConnectionDetail, String> {
+fn decode_connection_detail(v: &Value, ptr: &Pointer<'_>) -> Result<ConnectionDetail, String> {
     const T: &str = "v1beta1.ConnectionDetail";
     let mut c = ConnectionDetail::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -876,7 +917,7 @@ fn decode_connection_detail(v: &Value, ptr: &str) -> Result<ConnectionDetail, St
     Ok(c)
 }
 
-fn decode_readiness_check(v: &Value, ptr: &str) -> Result<ReadinessCheck, String> {
+fn decode_readiness_check(v: &Value, ptr: &Pointer<'_>) -> Result<ReadinessCheck, String> {
     const T: &str = "v1beta1.ReadinessCheck";
     let mut r = ReadinessCheck::default();
     for (k, fv, fp) in members(v, T, ptr)? {
@@ -1014,6 +1055,11 @@ mod tests {
         assert_eq!(
             dec(json!({"metadata": {"labels": {"a": 1}}})).unwrap_err(),
             "json: cannot unmarshal JSON number into Go string within \"/metadata/labels/a\""
+        );
+        // A pointer escapes `~` and `/` in member names (RFC 6901).
+        assert_eq!(
+            dec(json!({"metadata": {"labels": {"x.io/a~b": 1}}})).unwrap_err(),
+            "json: cannot unmarshal JSON number into Go string within \"/metadata/labels/x.io~1a~0b\""
         );
     }
 
