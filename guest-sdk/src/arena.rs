@@ -219,7 +219,10 @@ impl<S: ChunkSource> CallArena<S> {
 
     /// The aligned start of a block of `layout` at the top, if it fits.
     fn fit(&self, layout: Layout) -> Option<usize> {
-        let start = self.top.get().checked_next_multiple_of(layout.align())?;
+        // An alignment is a power of two, so rounding up is a mask, not a
+        // division.
+        let mask = layout.align() - 1;
+        let start = self.top.get().checked_add(mask)? & !mask;
         let end = start.checked_add(layout.size())?;
         (end <= self.end.get()).then_some(start)
     }
