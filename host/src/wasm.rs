@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{
+    Component, ComponentExportIndex, HasSelf, InstancePre, Linker, TypedFunc,
+};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::compile_cache::CompileCache;
@@ -15,6 +17,12 @@ use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
 use crate::text::{self, MAX_GUEST_TEXT};
 use crate::validate::check_response;
 use crate::{CallError, Error};
+
+/// The name of the function world's export.
+const RUN_FUNCTION: &str = "run-function";
+
+/// The signature of `run-function`.
+type RunFunction<'a> = TypedFunc<(&'a RunFunctionRequest,), (Result<RunFunctionResponse, String>,)>;
 
 /// Loads wasm components into callable functions. One per process: it holds
 /// the engine, the linker with xfn's imports, and the compile cache.
@@ -78,16 +86,21 @@ impl WasmRuntime {
             .linker
             .instantiate_pre(component)
             .map_err(|e| load_error(format!("cannot link component: {e:#}")))?;
+        // This checks the export's type once; calls then skip the check.
         let pre = FunctionPre::new(instance_pre).map_err(|e| {
             load_error(format!(
                 "component does not export xfn's function world: {e:#}"
             ))
         })?;
+        let run_function = component
+            .get_export_index(None, RUN_FUNCTION)
+            .ok_or_else(|| load_error(format!("component does not export `{RUN_FUNCTION}`")))?;
         Ok(WasmFunction {
             name: Arc::from(name),
             engine: self.engine.clone(),
             slots: self.engine.function_slots(),
-            pre,
+            pre: pre.instance_pre().clone(),
+            run_function,
         })
     }
 }
@@ -120,7 +133,9 @@ pub struct WasmFunction {
     name: Arc<str>,
     engine: HostEngine,
     slots: FunctionSlots,
-    pre: FunctionPre<Sandbox>,
+    pre: InstancePre<Sandbox>,
+    /// The `run-function` export, whose type [`FunctionPre::new`] checked.
+    run_function: ComponentExportIndex,
 }
 
 impl WasmFunction {
@@ -142,7 +157,16 @@ impl WasmFunction {
         let mut store = self.store(limit);
         let call = async {
             let instance = self.pre.instantiate_async(&mut store).await?;
-            instance.call_run_function(&mut store, request).await
+            let func = instance
+                .get_func(&mut store, self.run_function)
+                .ok_or_else(|| wasmtime::format_err!("no `{RUN_FUNCTION}` export"))?;
+            // SAFETY: `load_component` type-checked this export against
+            // this signature, with `FunctionPre::new`, when it loaded the
+            // component; every instance of the component has the same type.
+            // Checking again would repeat that work on every call.
+            let run = unsafe { RunFunction::new_unchecked(func) };
+            let (result,) = run.call_async(&mut store, (request,)).await?;
+            Ok(result)
         };
         // The epoch deadline stops a guest that computes; this also stops
         // one that waits in a host call.
