@@ -63,7 +63,10 @@ deps: go-peer
 go-peer:
 	tests/go-peer/build.sh >/dev/null
 
+# A fresh build gains nothing from incremental state, which would add
+# gigabytes to target/ (set CARGO_INCREMENTAL=1 to keep it).
 test: wasm venv deps
+	CARGO_INCREMENTAL=$${CARGO_INCREMENTAL:-0} \
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 	XFN_BIN=$(CURDIR)/target/debug/xfn \
 		$(CARGO) test --workspace --all-targets
