@@ -445,9 +445,12 @@ async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
 
 /// A connection may have at most `MAX_STREAMS_PER_CONNECTION` streams open:
 /// the server says so in its first SETTINGS frame, so a client queues the
-/// rest instead of opening streams without end.
+/// rest instead of opening streams without end. Its flow-control windows
+/// are fixed at `FLOW_CONTROL_WINDOW`, for each stream (in SETTINGS) and for
+/// the connection (in a WINDOW_UPDATE of stream 0), so a client may send
+/// that much unread and no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_server_bounds_the_streams_of_a_connection() {
+async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     let server = Serving::start(
         ServerConfig::default(),
@@ -472,15 +475,44 @@ async fn the_server_bounds_the_streams_of_a_connection() {
     tcp.read_exact(&mut payload)
         .await
         .expect("SETTINGS payload");
-    // Each setting: a 16-bit id and a 32-bit value; 0x3 is MAX_CONCURRENT_STREAMS.
-    let max_streams = payload.chunks_exact(6).find_map(|s| {
-        (u16::from_be_bytes([s[0], s[1]]) == 0x3)
-            .then(|| u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
-    });
+    // Each setting: a 16-bit id and a 32-bit value.
+    let setting = |id: u16| {
+        payload.chunks_exact(6).find_map(|s| {
+            (u16::from_be_bytes([s[0], s[1]]) == id)
+                .then(|| u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
+        })
+    };
+    // 0x3 is MAX_CONCURRENT_STREAMS.
+    let max_streams = setting(0x3);
     assert_eq!(
         max_streams,
         Some(xfn_host::grpc::server::MAX_STREAMS_PER_CONNECTION)
     );
+    let window = xfn_host::grpc::server::FLOW_CONTROL_WINDOW;
+    // 0x4 is INITIAL_WINDOW_SIZE: each stream's window.
+    assert_eq!(setting(0x4), Some(window));
+    // The connection's window starts at HTTP/2's 65,535 bytes; the server
+    // raises it with a WINDOW_UPDATE (type 0x8) of stream 0.
+    let mut raised = None;
+    for _ in 0..8 {
+        let mut header = [0u8; 9];
+        tokio::time::timeout(Duration::from_secs(10), tcp.read_exact(&mut header))
+            .await
+            .expect("the server sends its frames in time")
+            .expect("a frame header");
+        let len =
+            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+        let mut payload = vec![0u8; len];
+        tcp.read_exact(&mut payload).await.expect("a frame payload");
+        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & !(1 << 31);
+        if header[3] == 0x8 && stream == 0 {
+            raised = Some(u32::from_be_bytes([
+                payload[0], payload[1], payload[2], payload[3],
+            ]));
+            break;
+        }
+    }
+    assert_eq!(raised, Some(window - 65_535), "the connection's window");
     // A graceful stop waits for open connections.
     drop(tcp);
     server.stop().await.expect("stops cleanly");

@@ -48,6 +48,13 @@ pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
 /// waits for a stream to finish, as HTTP/2 has it.
 pub const MAX_STREAMS_PER_CONNECTION: u32 = 256;
 
+/// The HTTP/2 flow-control window of each stream and of each connection:
+/// how much of a request a client may send before the server reads it.
+/// Fixed, not adaptive: a large request still goes a MiB per round trip,
+/// the server sends no BDP pings, and a peer cannot grow what it may send
+/// unread (adaptive windows grow to 16 MiB).
+pub const FLOW_CONTROL_WINDOW: u32 = 1 << 20;
+
 /// The largest health or reflection request accepted. prost decodes
 /// these without a depth limit (xfn-proto turns prost's off and checks
 /// function calls itself), so their size bounds how deeply they can nest.
@@ -326,10 +333,10 @@ type Router = tonic::transport::server::Router<
 impl ServerConfig {
     /// The services of one listener.
     fn router(&self, shared: &Arc<Shared>, pinned: Option<Arc<str>>) -> Result<Router, ServeError> {
-        // Flow-control windows follow the measured bandwidth-delay product,
-        // as grpc-go's do, so a large request isn't sent 64 KiB per round trip.
         let builder = tonic::transport::Server::builder()
-            .http2_adaptive_window(Some(true))
+            .http2_adaptive_window(Some(false))
+            .initial_stream_window_size(FLOW_CONTROL_WINDOW)
+            .initial_connection_window_size(FLOW_CONTROL_WINDOW)
             .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION));
         let runner = Runner {
             shared: shared.clone(),
