@@ -443,6 +443,37 @@ async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
     server.stop().await.expect("stops cleanly");
 }
 
+/// An HTTP/2 frame, as read off the wire.
+struct Frame {
+    kind: u8,
+    stream: u32,
+    payload: Vec<u8>,
+}
+
+/// Reads one frame from the server, within 10 s; its payload may not pass
+/// HTTP/2's default largest frame (16 KiB).
+async fn read_frame(tcp: &mut tokio::net::TcpStream) -> Frame {
+    use tokio::io::AsyncReadExt as _;
+    let read = async {
+        let mut header = [0u8; 9];
+        tcp.read_exact(&mut header).await.expect("a frame header");
+        let len =
+            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+        assert!(len <= 16_384, "a frame of {len} bytes");
+        let mut payload = vec![0u8; len];
+        tcp.read_exact(&mut payload).await.expect("a frame payload");
+        Frame {
+            kind: header[3],
+            // The top bit is reserved.
+            stream: u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & !(1 << 31),
+            payload,
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("the server sends its frames in time")
+}
+
 /// A connection may have at most `MAX_STREAMS_PER_CONNECTION` streams open:
 /// the server says so in its first SETTINGS frame, so a client queues the
 /// rest instead of opening streams without end. Its flow-control windows
@@ -451,7 +482,7 @@ async fn a_plaintext_client_that_never_starts_http2_is_cut_off() {
 /// that much unread and no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::io::AsyncWriteExt as _;
     let server = Serving::start(
         ServerConfig::default(),
         wasm_functions(HostConfig::default()),
@@ -464,51 +495,32 @@ async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
     tcp.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
         .await
         .expect("preface");
-    let mut header = [0u8; 9];
-    tokio::time::timeout(Duration::from_secs(10), tcp.read_exact(&mut header))
-        .await
-        .expect("the server answers in time")
-        .expect("a frame header");
-    assert_eq!(header[3], 0x4, "the server's first frame is SETTINGS");
-    let len = usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
-    let mut payload = vec![0u8; len];
-    tcp.read_exact(&mut payload)
-        .await
-        .expect("SETTINGS payload");
+    let settings = read_frame(&mut tcp).await;
+    assert_eq!(settings.kind, 0x4, "the server's first frame is SETTINGS");
     // Each setting: a 16-bit id and a 32-bit value.
     let setting = |id: u16| {
-        payload.chunks_exact(6).find_map(|s| {
+        settings.payload.chunks_exact(6).find_map(|s| {
             (u16::from_be_bytes([s[0], s[1]]) == id)
                 .then(|| u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
         })
     };
     // 0x3 is MAX_CONCURRENT_STREAMS.
-    let max_streams = setting(0x3);
     assert_eq!(
-        max_streams,
+        setting(0x3),
         Some(xfn_host::grpc::server::MAX_STREAMS_PER_CONNECTION)
     );
     let window = xfn_host::grpc::server::FLOW_CONTROL_WINDOW;
     // 0x4 is INITIAL_WINDOW_SIZE: each stream's window.
     assert_eq!(setting(0x4), Some(window));
     // The connection's window starts at HTTP/2's 65,535 bytes; the server
-    // raises it with a WINDOW_UPDATE (type 0x8) of stream 0.
+    // raises it with a WINDOW_UPDATE (type 0x8) of stream 0, among its
+    // first few frames.
     let mut raised = None;
     for _ in 0..8 {
-        let mut header = [0u8; 9];
-        tokio::time::timeout(Duration::from_secs(10), tcp.read_exact(&mut header))
-            .await
-            .expect("the server sends its frames in time")
-            .expect("a frame header");
-        let len =
-            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
-        let mut payload = vec![0u8; len];
-        tcp.read_exact(&mut payload).await.expect("a frame payload");
-        let stream = u32::from_be_bytes([header[5], header[6], header[7], header[8]]) & !(1 << 31);
-        if header[3] == 0x8 && stream == 0 {
-            raised = Some(u32::from_be_bytes([
-                payload[0], payload[1], payload[2], payload[3],
-            ]));
+        let frame = read_frame(&mut tcp).await;
+        if frame.kind == 0x8 && frame.stream == 0 {
+            let increment: [u8; 4] = frame.payload.as_slice().try_into().expect("4 bytes");
+            raised = Some(u32::from_be_bytes(increment));
             break;
         }
     }
