@@ -20,8 +20,10 @@ have_mib=$(du -sm "$target" | cut -f1)
 free_mib=$(df -Pm "$target" | awk 'NR == 2 { print $4 }')
 missing_mib=$((need_mib - have_mib))
 if [ "$missing_mib" -gt "$free_mib" ]; then
-    echo "check-disk: the test build needs about $((need_mib / 1024)) GiB in $target;" \
-        "it holds $((have_mib / 1024)) GiB and the disk has only $((free_mib / 1024)) GiB free." >&2
+    gib() { awk -v mib="$1" 'BEGIN { printf "%.1f GiB", mib / 1024 }'; }
+    echo "check-disk: the test build needs about $(gib "$need_mib") in $target;" \
+        "it holds $(gib "$have_mib") and the disk has $(gib "$free_mib") free," \
+        "$(gib $((missing_mib - free_mib))) short." >&2
     echo "check-disk: free some space, or point CARGO_TARGET_DIR at a larger disk" \
         "(XFN_SKIP_DISK_CHECK=1 tries anyway)." >&2
     exit 1
