@@ -7,12 +7,25 @@ use std::marker::PhantomData;
 use bytes::Buf as _;
 use prost::Message;
 use tonic::Status;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::codec::{BufferSettings, Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
 use crate::depth::{self, Checked, MAX_MESSAGE_DEPTH};
 
 /// Messages at most this deep decode on the current stack.
 const SHALLOW: usize = 64;
+
+/// What tonic allocates up front for each call's encode and decode buffer
+/// (its default is 8 KiB each, whatever the message). The decode buffer
+/// grows with the frames that arrive and by the length in the message's
+/// header; the encode buffer, once, by the encoded length reserved before
+/// encoding. Not zero: tonic divides by it when (de)compressing.
+const FIRST_BUFFER: usize = 64;
+
+/// Tonic's buffer settings with [`FIRST_BUFFER`].
+fn buffer_settings() -> BufferSettings {
+    // The yield threshold only matters for streams; tonic's default.
+    BufferSettings::new(FIRST_BUFFER, 32 << 10)
+}
 
 /// Encodes `T` and decodes `U` with prost, refusing messages deeper than
 /// [`MAX_MESSAGE_DEPTH`] with `INVALID_ARGUMENT`.
@@ -55,9 +68,15 @@ impl<T: Message + Checked> Encoder for DepthEncoder<T> {
     fn encode(&mut self, item: T, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
         // Encoding and dropping a tree recurse once per level.
         depth::with_stack_if(T::RECURSES, move || {
+            // One allocation of the whole size, not doubling steps.
+            buf.reserve(item.encoded_len());
             item.encode(buf)
                 .map_err(|e| Status::internal(format!("cannot encode the message: {e}")))
         })
+    }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        buffer_settings()
     }
 }
 
@@ -71,6 +90,10 @@ impl<U: Message + Default + Checked> Decoder for DepthDecoder<U> {
 
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<U>, Status> {
         decode_checked(buf.copy_to_bytes(buf.remaining())).map(Some)
+    }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        buffer_settings()
     }
 }
 
