@@ -58,18 +58,45 @@ pub trait Checked {
     const RECURSES: bool = true;
 }
 
-/// Per message type: field number to the message type it holds.
-type Schema = HashMap<String, HashMap<u32, String>>;
+/// The message types of the schema, each field that holds a message
+/// resolved to its type's index, so the scan looks nothing up by name.
+struct Schema {
+    types: Vec<MessageType>,
+    by_name: HashMap<String, usize>,
+}
+
+/// One message type: its fields that hold messages (or groups), sorted by
+/// field number, each with its type's index in [`Schema::types`], or
+/// `None` for a type outside the schema.
+#[derive(Default)]
+struct MessageType {
+    fields: Vec<(u32, Option<usize>)>,
+}
+
+impl Schema {
+    fn get(&self, name: &str) -> Option<&MessageType> {
+        self.by_name.get(name).map(|&i| &self.types[i])
+    }
+
+    /// Whether field `number` of `parent` holds a message, and if so the
+    /// message's type, when the schema has it.
+    fn field(&self, parent: &MessageType, number: u32) -> Option<Option<&MessageType>> {
+        let i = parent
+            .fields
+            .binary_search_by_key(&number, |(n, _)| *n)
+            .ok()?;
+        Some(parent.fields[i].1.map(|t| &self.types[t]))
+    }
+}
 
 fn schema() -> &'static Schema {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     SCHEMA.get_or_init(|| {
-        let mut schema = Schema::new();
         // The set is built by build.rs; a broken one leaves the schema
         // empty, which only makes the scan count fewer levels.
-        let Ok(set) = FileDescriptorSet::decode(crate::FILE_DESCRIPTOR_SET) else {
-            return schema;
-        };
+        let set = FileDescriptorSet::decode(crate::FILE_DESCRIPTOR_SET).unwrap_or_default();
+        // Every message type by its full name, then its fields' types.
+        let mut named: Vec<(String, &prost_types::DescriptorProto)> = Vec::new();
         for file in &set.file {
             let package = file.package();
             let mut todo: Vec<(String, &prost_types::DescriptorProto)> = file
@@ -78,33 +105,52 @@ fn schema() -> &'static Schema {
                 .map(|m| (format!("{package}.{}", m.name()), m))
                 .collect();
             while let Some((name, message)) = todo.pop() {
-                let fields = message
-                    .field
-                    .iter()
-                    .filter(|f| matches!(f.r#type(), Type::Message | Type::Group))
-                    .map(|f| {
-                        let ty = f.type_name().trim_start_matches('.').to_string();
-                        (u32::try_from(f.number()).unwrap_or(0), ty)
-                    })
-                    .collect();
                 todo.extend(
                     message
                         .nested_type
                         .iter()
                         .map(|n| (format!("{name}.{}", n.name()), n)),
                 );
-                schema.insert(name, fields);
+                named.push((name, message));
             }
         }
-        schema
+        let by_name: HashMap<String, usize> = named
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name.clone(), i))
+            .collect();
+        let types = named
+            .iter()
+            .map(|(_, message)| {
+                let mut fields: Vec<(u32, Option<usize>)> = message
+                    .field
+                    .iter()
+                    .filter(|f| matches!(f.r#type(), Type::Message | Type::Group))
+                    .map(|f| {
+                        let ty = f.type_name().trim_start_matches('.');
+                        (
+                            u32::try_from(f.number()).unwrap_or(0),
+                            by_name.get(ty).copied(),
+                        )
+                    })
+                    .collect();
+                fields.sort_unstable_by_key(|(n, _)| *n);
+                MessageType { fields }
+            })
+            .collect();
+        Schema { types, by_name }
     })
 }
+
+/// Levels the scan's stack has room for before it grows: a request's
+/// resources nest about 15–30 levels deep (three per JSON level).
+const TYPICAL_LEVELS: usize = 32;
 
 /// One open level: where it ends, its type (if known), and the group's
 /// field number if it is a group.
 struct Level<'a> {
     end: usize,
-    fields: Option<&'a HashMap<u32, String>>,
+    fields: Option<&'a MessageType>,
     group: Option<u32>,
 }
 
@@ -131,11 +177,13 @@ fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, DepthError> {
 /// an error once it passes `limit`. Linear in `buf`, constant stack.
 pub fn message_depth(buf: &[u8], root: &str, limit: usize) -> Result<usize, DepthError> {
     let schema = schema();
-    let mut stack = vec![Level {
+    // Room for a Kubernetes object's usual nesting in one allocation.
+    let mut stack = Vec::with_capacity(TYPICAL_LEVELS);
+    stack.push(Level {
         end: buf.len(),
         fields: schema.get(root),
         group: None,
-    }];
+    });
     let mut deepest = 1;
     let mut pos = 0;
     let malformed = |offset, reason| DepthError::Malformed { offset, reason };
@@ -167,11 +215,8 @@ pub fn message_depth(buf: &[u8], root: &str, limit: usize) -> Result<usize, Dept
             *pos = next;
             Ok(())
         };
-        let child = |number| {
-            fields
-                .and_then(|f| f.get(&number))
-                .and_then(|t| schema.get(t))
-        };
+        // Some if the field holds a message, with its type if known.
+        let field = |number| fields.and_then(|parent| schema.field(parent, number));
         match tag & 7 {
             0 => {
                 varint(buf, &mut pos)?;
@@ -182,10 +227,10 @@ pub fn message_depth(buf: &[u8], root: &str, limit: usize) -> Result<usize, Dept
                 let len = varint(buf, &mut pos)?;
                 let start = pos;
                 skip(&mut pos, len)?;
-                if fields.is_some_and(|f| f.contains_key(&number)) {
+                if let Some(child) = field(number) {
                     stack.push(Level {
                         end: pos,
-                        fields: child(number),
+                        fields: child,
                         group: None,
                     });
                     pos = start;
@@ -193,7 +238,7 @@ pub fn message_depth(buf: &[u8], root: &str, limit: usize) -> Result<usize, Dept
             }
             3 => stack.push(Level {
                 end,
-                fields: child(number),
+                fields: field(number).flatten(),
                 group: Some(number),
             }),
             4 => {
@@ -238,7 +283,61 @@ pub fn with_deep_stack<R>(f: impl FnOnce() -> R) -> R {
 
 #[cfg(test)]
 mod tests {
+    use prost::Message as _;
+    use prost_types::{Struct, Value, value::Kind};
+
     use super::*;
+    use crate::v1;
+
+    const ROOT: &str = "apiextensions.fn.proto.v1.RunFunctionRequest";
+
+    /// A request whose input nests `objects` JSON objects, each in the last.
+    fn nested_input(objects: usize) -> v1::RunFunctionRequest {
+        let mut input = Struct::default();
+        for _ in 0..objects {
+            let value = Value {
+                kind: Some(Kind::StructValue(input)),
+            };
+            input = Struct {
+                fields: [("n".to_owned(), value)].into_iter().collect(),
+            };
+        }
+        v1::RunFunctionRequest {
+            input: Some(input),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn message_fields_count_as_levels_by_the_schema() {
+        // The request, its input Struct, then a map entry, a Value and a
+        // Struct per object inside.
+        for objects in [0, 1, 7, 300] {
+            let wire = nested_input(objects).encode_to_vec();
+            assert_eq!(message_depth(&wire, ROOT, 10_000), Ok(2 + 3 * objects));
+        }
+        // A string field is not a level, though its bytes parse as a
+        // message; a message field is one.
+        let meta = v1::RunFunctionRequest {
+            meta: Some(v1::RequestMeta {
+                tag: "\x0a\x02\x0a\x00".to_owned(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(message_depth(&meta.encode_to_vec(), ROOT, 100), Ok(2));
+        // A field the schema does not know is not a level either.
+        let mut unknown = v1::RunFunctionRequest::default().encode_to_vec();
+        unknown.extend([0xfa, 0x06, 0x02, 0x0a, 0x00]); // field 111: bytes 0a 00
+        assert_eq!(message_depth(&unknown, ROOT, 100), Ok(1));
+        // The limit counts the same levels.
+        let wire = nested_input(10).encode_to_vec();
+        assert_eq!(message_depth(&wire, ROOT, 32), Ok(32));
+        assert_eq!(
+            message_depth(&wire, ROOT, 31),
+            Err(DepthError::TooDeep { limit: 31 })
+        );
+    }
 
     fn nested_groups(n: usize) -> Vec<u8> {
         let mut buf = vec![0x0b; n];
@@ -248,14 +347,13 @@ mod tests {
 
     #[test]
     fn groups_count_as_levels_and_the_limit_holds() {
-        let root = "apiextensions.fn.proto.v1.RunFunctionRequest";
-        assert_eq!(message_depth(&nested_groups(10), root, 100), Ok(11));
+        assert_eq!(message_depth(&nested_groups(10), ROOT, 100), Ok(11));
         assert_eq!(
-            message_depth(&nested_groups(200), root, 100),
+            message_depth(&nested_groups(200), ROOT, 100),
             Err(DepthError::TooDeep { limit: 100 })
         );
         assert!(matches!(
-            message_depth(&[0x0b], root, 100),
+            message_depth(&[0x0b], ROOT, 100),
             Err(DepthError::Malformed { .. })
         ));
     }
