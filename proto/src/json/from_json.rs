@@ -35,9 +35,12 @@ const LIST: u32 = 6;
 /// Checks JSON object text and measures it for [`write`]: the body length
 /// of every object and list in the order they open, the Struct's first.
 pub(super) fn measure(text: &str) -> Result<Vec<usize>, JsonError> {
-    check_depth(text)?;
     let mut sizes = Vec::new();
-    parse(text, Measure { sizes: &mut sizes }).map_err(|e| JsonError::new(e.to_string()))?;
+    let measure = Measure {
+        sizes: &mut sizes,
+        depth: 0,
+    };
+    parse(text, measure).map_err(|e| JsonError::new(e.to_string()))?;
     if sizes.is_empty() {
         return Err(JsonError::new("expected a JSON object"));
     }
@@ -63,43 +66,12 @@ pub(super) fn write<B: BufMut>(text: &str, sizes: &[usize], out: &mut B) -> Resu
 /// Parses one JSON object with `visitor`, which sees the whole text.
 fn parse<'de, V: Visitor<'de>>(text: &'de str, visitor: V) -> serde_json::Result<V::Value> {
     let mut de = serde_json::Deserializer::from_str(text);
-    // The depth is bounded by `check_depth`, and each level grows the
-    // stack as needed.
+    // `Measure` bounds the depth (`write` runs only on measured text), and
+    // each level grows the stack as needed.
     de.disable_recursion_limit();
     let value = de::Deserializer::deserialize_map(&mut de, visitor)?;
     de.end()?;
     Ok(value)
-}
-
-/// Refuses JSON text nested deeper than [`MAX_JSON_DEPTH`], without
-/// parsing it (malformed text is left to the parser).
-fn check_depth(text: &str) -> Result<(), JsonError> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                depth += 1;
-                if depth > MAX_JSON_DEPTH {
-                    return Err(JsonError::new(format!(
-                        "JSON nests deeper than the limit of {MAX_JSON_DEPTH} levels"
-                    )));
-                }
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 fn len_delimited(len: usize) -> usize {
@@ -121,8 +93,32 @@ fn string_len(s: &str) -> usize {
 
 /// First pass: the length of each value's `google.protobuf.Value` body;
 /// pushes the body length of each object and list, in the order they open.
+/// Refuses objects and lists nested deeper than [`MAX_JSON_DEPTH`] before
+/// parsing further into them.
 struct Measure<'s> {
     sizes: &'s mut Vec<usize>,
+    /// Objects and lists open around the value.
+    depth: usize,
+}
+
+impl Measure<'_> {
+    /// Fails if the object or list being visited is a level too many.
+    fn open<E: de::Error>(&self) -> Result<(), E> {
+        if self.depth >= MAX_JSON_DEPTH {
+            return Err(E::custom(format!(
+                "JSON nests deeper than the limit of {MAX_JSON_DEPTH} levels"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The measure of a value inside the object or list being visited.
+    fn child(&mut self) -> Measure<'_> {
+        Measure {
+            sizes: &mut *self.sizes,
+            depth: self.depth + 1,
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Measure<'_> {
@@ -164,23 +160,25 @@ impl<'de> Visitor<'de> for Measure<'_> {
         Ok(string_len(s))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<usize, A::Error> {
+        self.open()?;
         let slot = self.sizes.len();
         self.sizes.push(0);
         let mut body = 0;
-        while let Some(item) = seq.next_element_seed(Measure { sizes: self.sizes })? {
+        while let Some(item) = seq.next_element_seed(self.child())? {
             body += len_delimited(item);
         }
         self.sizes[slot] = body;
         Ok(len_delimited(body))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<usize, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<usize, A::Error> {
+        self.open()?;
         let slot = self.sizes.len();
         self.sizes.push(0);
         let mut body = 0;
         while let Some(key) = map.next_key_seed(Key)? {
-            let value = map.next_value_seed(Measure { sizes: self.sizes })?;
+            let value = map.next_value_seed(self.child())?;
             body += len_delimited(entry_len(key.len(), value));
         }
         self.sizes[slot] = body;

@@ -196,6 +196,16 @@ fn depth_is_bounded_both_ways() {
     let past = format!("{{\"a\":{}}}", deep(MAX_JSON_DEPTH + 1));
     let err = JsonStruct::from_json(&past).expect_err("too deep");
     assert!(err.to_string().contains("deeper than the limit"), "{err}");
+    // Text that opens far more levels than the limit and never closes
+    // them is refused at the limit, not parsed to its end.
+    let unclosed = format!("{{\"a\":{}", "[{\"b\":".repeat(100 * MAX_JSON_DEPTH));
+    let err = JsonStruct::from_json(&unclosed).expect_err("too deep");
+    assert!(err.to_string().contains("deeper than the limit"), "{err}");
+    // Objects count as levels as lists do.
+    let objects = |n: usize| format!("{}1{}", "{\"o\":".repeat(n), "}".repeat(n));
+    assert!(JsonStruct::from_json(objects(MAX_JSON_DEPTH)).is_ok());
+    let err = JsonStruct::from_json(objects(MAX_JSON_DEPTH + 1)).expect_err("too deep");
+    assert!(err.to_string().contains("deeper than the limit"), "{err}");
 }
 
 /// Protobuf bytes written by hand: `(field << 3) | wire type`, lengths.
