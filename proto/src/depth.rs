@@ -68,7 +68,6 @@ struct Schema {
 /// One message type: its fields that hold messages (or groups), sorted by
 /// field number, each with its type's index in [`Schema::types`], or
 /// `None` for a type outside the schema.
-#[derive(Default)]
 struct MessageType {
     fields: Vec<(u32, Option<usize>)>,
 }
