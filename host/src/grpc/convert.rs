@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use prost_types::Struct;
-use xfn_proto::json::{JsonError, JsonStruct, v1 as pb};
+use xfn_proto::json::{JsonError, JsonStruct, TextPool, v1 as pb};
 
 use crate::protocol as wit;
 
@@ -104,10 +104,14 @@ pub fn json_to_struct(text: &str) -> Result<Struct> {
         .map_err(|e| ConvertError::new(e.to_string()))
 }
 
-fn opt_to_json(value: Option<JsonStruct>, field: &str) -> Result<Option<String>> {
+/// Where a conversion writes JSON text: into a [`TextPool`]'s spare
+/// buffers, or into new ones.
+type Pool<'a> = Option<&'a TextPool>;
+
+fn opt_to_json(value: Option<JsonStruct>, field: &str, pool: Pool) -> Result<Option<String>> {
     value
         .map(|s| {
-            s.into_json()
+            s.into_json_in(pool)
                 .map_err(|e| ConvertError::from(e).within(field))
         })
         .transpose()
@@ -258,6 +262,15 @@ fn status_to_proto(v: wit::ConditionStatus) -> i32 {
 
 /// Converts a protobuf request into the host's request.
 pub fn request_from_proto(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionRequest> {
+    request_from_proto_in(r, None)
+}
+
+/// [`request_from_proto`], writing the request's JSON into `pool`'s spare
+/// buffers; [`recycle_request`] gives them back.
+pub fn request_from_proto_in(
+    r: pb::RunFunctionRequest,
+    pool: Pool,
+) -> Result<wit::RunFunctionRequest> {
     Ok(wit::RunFunctionRequest {
         meta: r.meta.map(|m| wit::RequestMeta {
             tag: m.tag,
@@ -269,24 +282,48 @@ pub fn request_from_proto(r: pb::RunFunctionRequest) -> Result<wit::RunFunctionR
         }),
         observed: r
             .observed
-            .map(state_from_proto)
+            .map(|s| state_from_proto(s, pool))
             .transpose()
             .map_err(|e| e.within("observed"))?,
         desired: r
             .desired
-            .map(state_from_proto)
+            .map(|s| state_from_proto(s, pool))
             .transpose()
             .map_err(|e| e.within("desired"))?,
-        input: opt_to_json(r.input, "input")?,
-        context: opt_to_json(r.context, "context")?,
-        extra_resources: sorted(r.extra_resources, resources_from_proto)
+        input: opt_to_json(r.input, "input", pool)?,
+        context: opt_to_json(r.context, "context", pool)?,
+        extra_resources: sorted(r.extra_resources, |r| resources_from_proto(r, pool))
             .map_err(|e| e.within("extra_resources"))?,
         credentials: sorted(r.credentials, infallible(credentials_from_proto))?,
-        required_resources: sorted(r.required_resources, resources_from_proto)
+        required_resources: sorted(r.required_resources, |r| resources_from_proto(r, pool))
             .map_err(|e| e.within("required_resources"))?,
-        required_schemas: sorted(r.required_schemas, schema_from_proto)
+        required_schemas: sorted(r.required_schemas, |s| schema_from_proto(s, pool))
             .map_err(|e| e.within("required_schemas"))?,
     })
+}
+
+/// Gives the JSON text of a request back to `pool`, for the next request
+/// [`request_from_proto_in`] converts to write into: a server calls it
+/// when the function is done with the request.
+pub fn recycle_request(r: wit::RunFunctionRequest, pool: &TextPool) {
+    let recycle = |text| pool.give_back(text);
+    let states = r.observed.into_iter().chain(r.desired);
+    let listed = (r.extra_resources.into_iter().chain(r.required_resources))
+        .flat_map(|(_, resources)| resources.items);
+    let objects = states
+        .flat_map(|s| {
+            s.composite
+                .into_iter()
+                .chain(s.resources.into_iter().map(|(_, r)| r))
+        })
+        .chain(listed);
+    let schemas = r.required_schemas.into_iter().map(|(_, s)| s.openapi_v3);
+    objects
+        .map(|o| o.resource)
+        .chain([r.input, r.context])
+        .chain(schemas)
+        .flatten()
+        .for_each(recycle);
 }
 
 /// Converts a protobuf response into the host's response.
@@ -301,42 +338,45 @@ pub fn response_from_proto(r: pb::RunFunctionResponse) -> Result<wit::RunFunctio
         }),
         desired: r
             .desired
-            .map(state_from_proto)
+            .map(|s| state_from_proto(s, None))
             .transpose()
             .map_err(|e| e.within("desired"))?,
         results: r.results.into_iter().map(result_from_proto).collect(),
-        context: opt_to_json(r.context, "context")?,
+        context: opt_to_json(r.context, "context", None)?,
         requirements: r.requirements.map(requirements_from_proto),
         conditions: r.conditions.into_iter().map(condition_from_proto).collect(),
-        output: opt_to_json(r.output, "output")?,
+        output: opt_to_json(r.output, "output", None)?,
     })
 }
 
-fn resource_from_proto(r: pb::Resource) -> Result<wit::ResourceObject> {
+fn resource_from_proto(r: pb::Resource, pool: Pool) -> Result<wit::ResourceObject> {
     Ok(wit::ResourceObject {
-        resource: opt_to_json(r.resource, "resource")?,
+        resource: opt_to_json(r.resource, "resource", pool)?,
         connection_details: sorted(r.connection_details, infallible(|v| v))?,
         ready: ready_from_proto(r.ready),
     })
 }
 
-fn state_from_proto(s: pb::State) -> Result<wit::State> {
+fn state_from_proto(s: pb::State, pool: Pool) -> Result<wit::State> {
     Ok(wit::State {
         composite: s
             .composite
-            .map(resource_from_proto)
+            .map(|r| resource_from_proto(r, pool))
             .transpose()
             .map_err(|e| e.within("composite"))?,
-        resources: sorted(s.resources, resource_from_proto).map_err(|e| e.within("resources"))?,
+        resources: sorted(s.resources, |r| resource_from_proto(r, pool))
+            .map_err(|e| e.within("resources"))?,
     })
 }
 
-fn resources_from_proto(r: pb::Resources) -> Result<wit::Resources> {
+fn resources_from_proto(r: pb::Resources, pool: Pool) -> Result<wit::Resources> {
     let items = r
         .items
         .into_iter()
         .enumerate()
-        .map(|(i, item)| resource_from_proto(item).map_err(|e| e.within(format!("items[{i}]"))))
+        .map(|(i, item)| {
+            resource_from_proto(item, pool).map_err(|e| e.within(format!("items[{i}]")))
+        })
         .collect::<Result<_>>()?;
     Ok(wit::Resources { items })
 }
@@ -352,9 +392,9 @@ fn credentials_from_proto(c: pb::Credentials) -> wit::Credentials {
     }
 }
 
-fn schema_from_proto(s: pb::Schema) -> Result<wit::Schema> {
+fn schema_from_proto(s: pb::Schema, pool: Pool) -> Result<wit::Schema> {
     Ok(wit::Schema {
-        openapi_v3: opt_to_json(s.openapi_v3, "openapi_v3")?,
+        openapi_v3: opt_to_json(s.openapi_v3, "openapi_v3", pool)?,
     })
 }
 

@@ -38,6 +38,7 @@ use super::sni::{self, DynamicTls};
 use super::tls::TlsFiles;
 use super::{convert, deadline, status};
 use crate::metrics;
+use xfn_proto::json::TextPool;
 
 /// gRPC's usual receive limit: 4 MiB.
 pub const DEFAULT_MAX_RECV_MESSAGE_SIZE: usize = 4 << 20;
@@ -148,6 +149,9 @@ struct Shared {
     shutdown: watch::Sender<bool>,
     reload: tokio::sync::Mutex<()>,
     call_threads: CallThreads,
+    /// Buffers for requests' JSON text, given back after each call
+    /// (bounded: see [`TextPool::default`]).
+    text_pool: TextPool,
 }
 
 impl Shared {
@@ -201,6 +205,7 @@ impl Server {
                 .call_threads
                 .clone()
                 .unwrap_or_else(|| CallThreads::new(tokio::runtime::Handle::current())),
+            text_pool: TextPool::default(),
         });
         Ok(Server {
             shared,
@@ -454,14 +459,8 @@ impl Runner {
             }
         };
         let started = Instant::now();
-        let outcome = Self::call(
-            &name,
-            function,
-            request.into_inner(),
-            timeout,
-            &self.shared.call_threads,
-        )
-        .await;
+        let outcome =
+            Self::call(&name, function, request.into_inner(), timeout, &self.shared).await;
         let result = match &outcome {
             Ok(_) => "ok",
             Err(status) => metrics::code_label(status.code()),
@@ -477,19 +476,25 @@ impl Runner {
         function: Arc<dyn crate::Function>,
         request: v1::RunFunctionRequest,
         timeout: Option<Duration>,
-        threads: &CallThreads,
+        shared: &Shared,
     ) -> Result<v1::RunFunctionResponse, Status> {
-        let request = convert::request_from_proto(request).map_err(|e| {
+        let pool = &shared.text_pool;
+        let request = convert::request_from_proto_in(request, Some(pool)).map_err(|e| {
             Status::invalid_argument(format!("cannot pass the request to function {name:?}: {e}"))
         })?;
 
         let started = Instant::now();
         // A call of its own: a panic in it is an error, not a lost connection.
-        let run = async move { function.call(&request, timeout).await };
-        let outcome = threads
-            .run(run)
-            .await
-            .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
+        let run = async move {
+            let outcome = function.call(&request, timeout).await;
+            (outcome, request)
+        };
+        let (outcome, request) =
+            shared.call_threads.run(run).await.map_err(|e| {
+                Status::internal(format!("function {name:?} failed unexpectedly: {e}"))
+            })?;
+        // Its JSON's buffers, for the next request to be written into.
+        convert::recycle_request(request, pool);
         let elapsed = started.elapsed();
         let response = match outcome {
             Ok(response) => response,

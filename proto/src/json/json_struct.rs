@@ -64,15 +64,21 @@ impl JsonStruct {
     /// JSON form (NaN, ±infinity).
     pub fn to_json(&self) -> Result<String, JsonError> {
         match &self.repr {
-            Repr::Entries(entries) => super::to_json::write(entries),
+            Repr::Entries(entries) => super::to_json::write(entries, None),
             Repr::Json { text, .. } => Ok(text.clone()),
         }
     }
 
     /// [`to_json`](Self::to_json), without copying text it already holds.
     pub fn into_json(self) -> Result<String, JsonError> {
+        self.into_json_in(None)
+    }
+
+    /// [`into_json`](Self::into_json), writing into one of `pool`'s spare
+    /// buffers if there is one.
+    pub fn into_json_in(self, pool: Option<&super::TextPool>) -> Result<String, JsonError> {
         match self.repr {
-            Repr::Entries(entries) => super::to_json::write(&entries),
+            Repr::Entries(entries) => super::to_json::write(&entries, pool),
             Repr::Json { text, .. } => Ok(text),
         }
     }

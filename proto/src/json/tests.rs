@@ -7,7 +7,7 @@ use prost::Message as _;
 use prost_types::value::Kind;
 use prost_types::{ListValue, Struct, Value};
 
-use super::{JsonStruct, MAX_JSON_DEPTH};
+use super::{JsonStruct, MAX_JSON_DEPTH, TextPool};
 
 fn value(kind: Kind) -> Value {
     Value { kind: Some(kind) }
@@ -237,6 +237,19 @@ fn of_entries_with_one_key_the_last_wins_as_in_prost() {
     );
     let tree = Struct::decode(bytes.as_slice()).expect("prost decodes");
     assert_eq!(tree.fields["k"], value(Kind::StringValue("last".into())));
+
+    // The same within a nested object, whose entries share one buffer.
+    let nested = [
+        entry("k", &string_value("first")),
+        entry("a", &string_value("other")),
+        entry("k", &string_value("last")),
+    ]
+    .concat();
+    let bytes = entry("o", &field(5, &nested));
+    assert_eq!(
+        decode(bytes).to_json().expect("converts"),
+        r#"{"o":{"a":"other","k":"last"}}"#
+    );
 }
 
 #[test]
@@ -314,4 +327,94 @@ fn a_decoded_struct_merged_into_an_encoded_one_keeps_both() {
     s.merge(Bytes::from(entry("b", &string_value("x"))))
         .expect("merges");
     assert_eq!(s.to_json().expect("converts"), r#"{"a":1,"b":"x"}"#);
+}
+
+/// A Struct of `n` top-level keys.
+fn keys(n: usize) -> JsonStruct {
+    let bytes: Vec<u8> = (0..n)
+        .flat_map(|i| entry(&format!("k{i}"), &string_value("v")))
+        .collect();
+    decode(bytes)
+}
+
+#[test]
+fn text_given_back_to_a_pool_is_written_into_by_its_next_conversion() {
+    let pool = TextPool::default();
+    let bytes = every_kind().encode_to_vec();
+    let first = decode(bytes.clone())
+        .into_json_in(Some(&pool))
+        .expect("converts");
+    let expected = first.clone();
+    let buffer = first.as_ptr();
+    pool.give_back(first);
+    assert_eq!(pool.spare().1, 1);
+    let second = decode(bytes).into_json_in(Some(&pool)).expect("converts");
+    assert_eq!(second, expected);
+    assert_eq!(second.as_ptr(), buffer, "the spare buffer was not reused");
+    assert_eq!(pool.spare(), (0, 0));
+}
+
+#[test]
+fn a_pool_takes_the_smallest_buffer_that_fits() {
+    let pool = TextPool::default();
+    for capacity in [100, 10_000, 1_000_000] {
+        pool.give_back(String::with_capacity(capacity));
+    }
+    let text = decode(keys(500).encode_to_vec())
+        .into_json_in(Some(&pool))
+        .expect("converts");
+    // 500 entries of about 10 bytes: the 10 000-byte buffer.
+    assert_eq!(text.capacity(), 10_000, "{}", text.len());
+    assert_eq!(pool.spare(), (1_000_100, 2));
+    // Too big for any: the largest grows.
+    let text = decode(keys(200_000).encode_to_vec())
+        .into_json_in(Some(&pool))
+        .expect("converts");
+    assert!(text.capacity() > 1_000_000);
+    assert_eq!(pool.spare(), (100, 1));
+}
+
+#[test]
+fn a_pool_keeps_spare_text_within_its_bounds() {
+    let pool = TextPool::new(1000, 4);
+    pool.give_back(String::with_capacity(1001));
+    assert_eq!(pool.spare(), (0, 0), "a buffer past the byte bound");
+    for _ in 0..6 {
+        pool.give_back(String::with_capacity(100));
+    }
+    assert_eq!(pool.spare(), (400, 4), "past the count bound");
+    pool.give_back(String::with_capacity(601));
+    assert_eq!(
+        pool.spare(),
+        (400, 4),
+        "a buffer that would pass the byte bound"
+    );
+    // Without a pool, nothing is taken from one.
+    let pool = TextPool::default();
+    pool.give_back(String::with_capacity(1 << 10));
+    keys(10).into_json().expect("converts");
+    assert_eq!(pool.spare(), (1 << 10, 1));
+}
+
+#[test]
+fn the_sort_index_is_kept_for_the_next_conversion_within_its_bound() {
+    use super::MAX_KEPT_INDEX_BYTES;
+    std::thread::spawn(|| {
+        assert_eq!(super::reuse::kept_index_capacity(), 0);
+        let small = keys(100).to_json().expect("converts");
+        assert!(
+            small.starts_with(r#"{"k0":"v","k1":"v","k10":"v""#),
+            "{small}"
+        );
+        assert!(super::reuse::kept_index_capacity() >= 100);
+        // An index past the bound is dropped when the conversion ends.
+        let past = MAX_KEPT_INDEX_BYTES / size_of::<super::to_json::Entry>() + 1;
+        keys(past).to_json().expect("converts");
+        assert_eq!(super::reuse::kept_index_capacity(), 0);
+        // And kept again under it.
+        keys(1000).to_json().expect("converts");
+        assert!(super::reuse::kept_index_capacity() >= 1000);
+    })
+    .join()
+    .expect("the test thread");
 }

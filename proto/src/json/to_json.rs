@@ -7,7 +7,7 @@
 use bytes::Buf as _;
 use prost::encoding::{DecodeContext, WireType, decode_key, decode_varint, skip_field};
 
-use super::{JsonError, MAX_JSON_DEPTH};
+use super::{JsonError, MAX_JSON_DEPTH, TextPool};
 
 /// Largest magnitude up to which every integer is exactly an `f64` (2^53).
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
@@ -18,19 +18,27 @@ pub(super) const STACK_RED_ZONE: usize = 64 << 10;
 pub(super) const STACK_GROWTH: usize = 1 << 20;
 
 /// Writes the object whose map entries are `entries` (each an entry
-/// message's bytes).
-pub(super) fn write(entries: &[bytes::Bytes]) -> Result<String, JsonError> {
+/// message's bytes), into a buffer of `pool`'s if one is given. The sort
+/// index is the one this thread keeps (see [`super::reuse`]).
+pub(super) fn write(
+    entries: &[bytes::Bytes],
+    pool: Option<&TextPool>,
+) -> Result<String, JsonError> {
     let size: usize = entries.iter().map(|e| e.len()).sum();
     // JSON text is about as long as the protobuf bytes it comes from.
+    let capacity = size + size / 8 + 2;
     let mut writer = Writer {
-        out: Vec::with_capacity(size + size / 8 + 2),
+        sources: entries,
+        out: match pool {
+            Some(pool) => pool.take(capacity),
+            None => Vec::with_capacity(capacity),
+        },
         depth: 0,
-        entries: Vec::with_capacity(entries.len()),
+        entries: super::reuse::take_index(),
     };
-    for entry in entries {
-        writer.entries.push(Entry::read(entry)?);
-    }
-    writer.object(0)?;
+    let written = writer.top();
+    super::reuse::keep_index(std::mem::take(&mut writer.entries));
+    written?;
     // Every string written was checked to be UTF-8.
     String::from_utf8(writer.out).map_err(|e| JsonError::new(e.to_string()))
 }
@@ -115,16 +123,39 @@ fn for_each_field<'a>(
     Ok(())
 }
 
-/// A map entry: its key, and its bytes for the value to be read from.
+/// A map entry, by where it lies: which of the Struct's top-level entries
+/// holds it ([`Writer::sources`]), and the offsets of its bytes and its
+/// key's in that entry's buffer. Plain numbers, with no borrow, so that a
+/// thread's index outlives one conversion (see [`super::reuse`]).
 #[derive(Clone, Copy)]
-struct Entry<'a> {
-    key: &'a str,
-    bytes: &'a [u8],
+pub(super) struct Entry {
+    source: u32,
+    start: u32,
+    len: u32,
+    key_start: u32,
+    key_len: u32,
 }
 
-impl<'a> Entry<'a> {
-    /// Reads the key of an entry message.
-    fn read(bytes: &'a [u8]) -> Result<Self, JsonError> {
+/// An offset or length as an [`Entry`] holds it. A gRPC message is under
+/// 4 GiB (its length prefix has 32 bits), so every Struct it carries fits.
+fn narrow(n: usize) -> Result<u32, JsonError> {
+    u32::try_from(n).map_err(|_| malformed("a map entry lies past 4 GiB"))
+}
+
+/// Where `inner`, a slice of `outer`, starts in it.
+fn offset_in(outer: &[u8], inner: &[u8]) -> usize {
+    let offset = (inner.as_ptr() as usize).wrapping_sub(outer.as_ptr() as usize);
+    debug_assert!(
+        offset + inner.len() <= outer.len(),
+        "a slice of another buffer"
+    );
+    offset
+}
+
+impl Entry {
+    /// Reads the key of the entry message `bytes`, a slice of the
+    /// top-level entry `source`'s buffer `outer`.
+    fn read(source: usize, outer: &[u8], bytes: &[u8]) -> Result<Self, JsonError> {
         let mut key: &[u8] = b"";
         for_each_field(bytes, |tag, field| {
             match (tag, field) {
@@ -135,20 +166,18 @@ impl<'a> Entry<'a> {
             }
             Ok(())
         })?;
-        let key = std::str::from_utf8(key).map_err(|_| malformed("a key is not UTF-8"))?;
-        Ok(Entry { key, bytes })
-    }
-
-    /// The value's bytes: every `value` field, merged.
-    fn value(&self) -> Result<Parts<'a>, JsonError> {
-        let mut value = Parts::default();
-        for_each_field(self.bytes, |tag, field| {
-            if let (2, Field::Bytes(v)) = (tag, field) {
-                value.push(v);
-            }
-            Ok(())
-        })?;
-        Ok(value)
+        Ok(Entry {
+            source: narrow(source)?,
+            start: narrow(offset_in(outer, bytes))?,
+            len: narrow(bytes.len())?,
+            // An empty key may be a constant, not a slice of `outer`.
+            key_start: if key.is_empty() {
+                0
+            } else {
+                narrow(offset_in(outer, key))?
+            },
+            key_len: narrow(key.len())?,
+        })
     }
 }
 
@@ -206,11 +235,13 @@ fn read_value<'a>(parts: &Parts<'a>) -> Result<Kind<'a>, JsonError> {
 }
 
 struct Writer<'a> {
+    /// The Struct's top-level entries, which every [`Entry`] points into.
+    sources: &'a [bytes::Bytes],
     out: Vec<u8>,
     depth: usize,
     /// The entries of the objects being written, outermost first: each
     /// object's entries are pushed, sorted and written, then popped.
-    entries: Vec<Entry<'a>>,
+    entries: Vec<Entry>,
 }
 
 impl<'a> Writer<'a> {
@@ -224,6 +255,41 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
+    /// The bytes of `source`'s buffer from `start`, `len` long.
+    fn slice(&self, source: u32, start: u32, len: u32) -> &'a [u8] {
+        let sources: &'a [bytes::Bytes] = self.sources;
+        &sources[source as usize][start as usize..][..len as usize]
+    }
+
+    fn key(&self, entry: &Entry) -> &'a [u8] {
+        self.slice(entry.source, entry.key_start, entry.key_len)
+    }
+
+    /// The entry's value: every `value` field of its bytes, merged.
+    fn entry_value(&self, entry: &Entry) -> Result<Parts<'a>, JsonError> {
+        let mut value = Parts::default();
+        for_each_field(
+            self.slice(entry.source, entry.start, entry.len),
+            |tag, field| {
+                if let (2, Field::Bytes(v)) = (tag, field) {
+                    value.push(v);
+                }
+                Ok(())
+            },
+        )?;
+        Ok(value)
+    }
+
+    /// Writes the object of the top-level entries.
+    fn top(&mut self) -> Result<(), JsonError> {
+        let sources: &'a [bytes::Bytes] = self.sources;
+        self.entries.reserve(sources.len());
+        for (source, bytes) in sources.iter().enumerate() {
+            self.entries.push(Entry::read(source, bytes, bytes)?);
+        }
+        self.object(0)
+    }
+
     /// Writes the object whose entries are `self.entries[base..]`, and
     /// pops them.
     fn object(&mut self, base: usize) -> Result<(), JsonError> {
@@ -231,25 +297,29 @@ impl<'a> Writer<'a> {
         let end = self.entries.len();
         // Entries with the same key stay in the order they came in (their
         // bytes' order in the message), so the last can win.
-        self.entries[base..end].sort_unstable_by(|a, b| {
-            a.key
-                .cmp(b.key)
-                .then_with(|| a.bytes.as_ptr().cmp(&b.bytes.as_ptr()))
+        let mut entries = std::mem::take(&mut self.entries);
+        entries[base..end].sort_unstable_by(|a, b| {
+            self.key(a)
+                .cmp(self.key(b))
+                .then_with(|| (a.source, a.start).cmp(&(b.source, b.start)))
         });
+        self.entries = entries;
         self.out.push(b'{');
         let mut first = true;
         for i in base..end {
             let entry = self.entries[i];
-            if i + 1 < end && self.entries[i + 1].key == entry.key {
+            let key = self.key(&entry);
+            if i + 1 < end && self.key(&self.entries[i + 1]) == key {
                 continue; // a later entry with this key wins
             }
             if !first {
                 self.out.push(b',');
             }
             first = false;
-            self.string(entry.key);
+            let key = std::str::from_utf8(key).map_err(|_| malformed("a key is not UTF-8"))?;
+            self.string(key);
             self.out.push(b':');
-            self.value(&entry.value()?)?;
+            self.value(entry.source, &self.entry_value(&entry)?)?;
         }
         self.out.push(b'}');
         self.entries.truncate(base);
@@ -257,7 +327,8 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn list(&mut self, parts: &Parts<'a>) -> Result<(), JsonError> {
+    /// Writes a list whose bytes lie in the top-level entry `source`.
+    fn list(&mut self, source: u32, parts: &Parts<'a>) -> Result<(), JsonError> {
         self.enter()?;
         self.out.push(b'[');
         let mut first = true;
@@ -269,7 +340,7 @@ impl<'a> Writer<'a> {
                             self.out.push(b',');
                         }
                         first = false;
-                        self.value(&Parts::one(item))?;
+                        self.value(source, &Parts::one(item))?;
                     }
                     (1, _) => return Err(wrong_wire_type("google.protobuf.ListValue", tag)),
                     _ => {}
@@ -282,7 +353,8 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn value(&mut self, parts: &Parts<'a>) -> Result<(), JsonError> {
+    /// Writes a value whose bytes lie in the top-level entry `source`.
+    fn value(&mut self, source: u32, parts: &Parts<'a>) -> Result<(), JsonError> {
         match read_value(parts)? {
             Kind::Null => self.out.extend_from_slice(b"null"),
             Kind::Number(n) => self.number(n)?,
@@ -301,14 +373,17 @@ impl<'a> Writer<'a> {
                     Ok(())
                 })?;
                 self.entries.reserve(count);
+                let sources: &'a [bytes::Bytes] = self.sources;
+                let outer: &'a [u8] = &sources[source as usize];
                 for_each_entry(&parts, |bytes| {
-                    self.entries.push(Entry::read(bytes)?);
+                    self.entries
+                        .push(Entry::read(source as usize, outer, bytes)?);
                     Ok(())
                 })?;
                 stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.object(base))?;
             }
             Kind::List(parts) => {
-                stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.list(&parts))?;
+                stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.list(source, &parts))?;
             }
         }
         Ok(())

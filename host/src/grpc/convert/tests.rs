@@ -242,6 +242,27 @@ fn every_request_field_round_trips() {
 }
 
 #[test]
+fn a_served_requests_json_goes_back_to_the_pool_for_the_next() {
+    let pool = TextPool::default();
+    let received = || {
+        let bytes = request_to_proto(full_request())
+            .expect("to proto")
+            .encode_to_vec();
+        let proto = pb::RunFunctionRequest::decode(bytes.as_slice()).expect("decodes");
+        request_from_proto_in(proto, Some(&pool)).expect("from proto")
+    };
+    // full_request's JSON: two composites, three composed resources, the
+    // input, the context, three listed resources and a schema.
+    const JSON_FIELDS: usize = 11;
+    recycle_request(received(), &pool);
+    assert_eq!(pool.spare().1, JSON_FIELDS);
+    // The next request is written into them.
+    let again = received();
+    assert_eq!(pool.spare(), (0, 0));
+    assert_eq!(again, sorted_request(full_request()));
+}
+
+#[test]
 fn every_response_field_round_trips() {
     let wit = full_response();
     let proto = response_to_proto(wit.clone()).expect("to proto");
