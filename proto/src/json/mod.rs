@@ -32,7 +32,7 @@ mod to_json;
 
 pub use from_json::MAX_JSON_DEPTH;
 pub use json_struct::{JsonError, JsonStruct};
-pub use reuse::{MAX_KEPT_INDEX_BYTES, TextPool};
+pub use reuse::TextPool;
 
 /// `apiextensions.fn.proto.v1` with JSON Structs.
 pub mod v1 {

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use super::to_json::Entry;
 
 /// Most bytes of sort index one thread keeps.
-pub const MAX_KEPT_INDEX_BYTES: usize = 1 << 20;
+pub(super) const MAX_KEPT_INDEX_BYTES: usize = 1 << 20;
 
 thread_local! {
     static INDEX: Cell<Vec<Entry>> = const { Cell::new(Vec::new()) };

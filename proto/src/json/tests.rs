@@ -398,7 +398,7 @@ fn a_pool_keeps_spare_text_within_its_bounds() {
 
 #[test]
 fn the_sort_index_is_kept_for_the_next_conversion_within_its_bound() {
-    use super::MAX_KEPT_INDEX_BYTES;
+    use super::reuse::MAX_KEPT_INDEX_BYTES;
     std::thread::spawn(|| {
         assert_eq!(super::reuse::kept_index_capacity(), 0);
         let small = keys(100).to_json().expect("converts");

@@ -155,8 +155,9 @@ fn offset_in(outer: &[u8], inner: &[u8]) -> usize {
 impl Entry {
     /// Reads the key of the entry message `bytes`, a slice of the
     /// top-level entry `source`'s buffer `outer`.
-    fn read(source: usize, outer: &[u8], bytes: &[u8]) -> Result<Self, JsonError> {
-        let mut key: &[u8] = b"";
+    fn read(source: u32, outer: &[u8], bytes: &[u8]) -> Result<Self, JsonError> {
+        // No key field: the empty key, at the entry's start.
+        let mut key = &bytes[..0];
         for_each_field(bytes, |tag, field| {
             match (tag, field) {
                 (1, Field::Bytes(k)) => key = k,
@@ -167,17 +168,35 @@ impl Entry {
             Ok(())
         })?;
         Ok(Entry {
-            source: narrow(source)?,
+            source,
             start: narrow(offset_in(outer, bytes))?,
             len: narrow(bytes.len())?,
-            // An empty key may be a constant, not a slice of `outer`.
-            key_start: if key.is_empty() {
-                0
-            } else {
-                narrow(offset_in(outer, key))?
-            },
+            key_start: narrow(offset_in(outer, key))?,
             key_len: narrow(key.len())?,
         })
+    }
+
+    /// The entry message's bytes, in `sources`, the Struct's top-level
+    /// entries it was read from.
+    fn bytes<'a>(&self, sources: &'a [bytes::Bytes]) -> &'a [u8] {
+        &sources[self.source as usize][self.start as usize..][..self.len as usize]
+    }
+
+    /// The entry's key, in `sources`.
+    fn key<'a>(&self, sources: &'a [bytes::Bytes]) -> &'a [u8] {
+        &sources[self.source as usize][self.key_start as usize..][..self.key_len as usize]
+    }
+
+    /// The entry's value, in `sources`: every `value` field, merged.
+    fn value<'a>(&self, sources: &'a [bytes::Bytes]) -> Result<Parts<'a>, JsonError> {
+        let mut value = Parts::default();
+        for_each_field(self.bytes(sources), |tag, field| {
+            if let (2, Field::Bytes(v)) = (tag, field) {
+                value.push(v);
+            }
+            Ok(())
+        })?;
+        Ok(value)
     }
 }
 
@@ -255,37 +274,13 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    /// The bytes of `source`'s buffer from `start`, `len` long.
-    fn slice(&self, source: u32, start: u32, len: u32) -> &'a [u8] {
-        let sources: &'a [bytes::Bytes] = self.sources;
-        &sources[source as usize][start as usize..][..len as usize]
-    }
-
-    fn key(&self, entry: &Entry) -> &'a [u8] {
-        self.slice(entry.source, entry.key_start, entry.key_len)
-    }
-
-    /// The entry's value: every `value` field of its bytes, merged.
-    fn entry_value(&self, entry: &Entry) -> Result<Parts<'a>, JsonError> {
-        let mut value = Parts::default();
-        for_each_field(
-            self.slice(entry.source, entry.start, entry.len),
-            |tag, field| {
-                if let (2, Field::Bytes(v)) = (tag, field) {
-                    value.push(v);
-                }
-                Ok(())
-            },
-        )?;
-        Ok(value)
-    }
-
     /// Writes the object of the top-level entries.
     fn top(&mut self) -> Result<(), JsonError> {
-        let sources: &'a [bytes::Bytes] = self.sources;
+        let sources = self.sources;
         self.entries.reserve(sources.len());
         for (source, bytes) in sources.iter().enumerate() {
-            self.entries.push(Entry::read(source, bytes, bytes)?);
+            self.entries
+                .push(Entry::read(narrow(source)?, bytes, bytes)?);
         }
         self.object(0)
     }
@@ -297,19 +292,18 @@ impl<'a> Writer<'a> {
         let end = self.entries.len();
         // Entries with the same key stay in the order they came in (their
         // bytes' order in the message), so the last can win.
-        let mut entries = std::mem::take(&mut self.entries);
-        entries[base..end].sort_unstable_by(|a, b| {
-            self.key(a)
-                .cmp(self.key(b))
+        let sources = self.sources;
+        self.entries[base..end].sort_unstable_by(|a, b| {
+            a.key(sources)
+                .cmp(b.key(sources))
                 .then_with(|| (a.source, a.start).cmp(&(b.source, b.start)))
         });
-        self.entries = entries;
         self.out.push(b'{');
         let mut first = true;
         for i in base..end {
             let entry = self.entries[i];
-            let key = self.key(&entry);
-            if i + 1 < end && self.key(&self.entries[i + 1]) == key {
+            let key = entry.key(sources);
+            if i + 1 < end && self.entries[i + 1].key(sources) == key {
                 continue; // a later entry with this key wins
             }
             if !first {
@@ -319,7 +313,7 @@ impl<'a> Writer<'a> {
             let key = std::str::from_utf8(key).map_err(|_| malformed("a key is not UTF-8"))?;
             self.string(key);
             self.out.push(b':');
-            self.value(entry.source, &self.entry_value(&entry)?)?;
+            self.value(entry.source, &entry.value(sources)?)?;
         }
         self.out.push(b'}');
         self.entries.truncate(base);
@@ -366,18 +360,11 @@ impl<'a> Writer<'a> {
                 .out
                 .extend_from_slice(if b { b"true" } else { b"false" }),
             Kind::Struct(parts) => {
+                // The index is kept from call to call, so it seldom grows.
                 let base = self.entries.len();
-                let mut count = 0;
-                for_each_entry(&parts, |_| {
-                    count += 1;
-                    Ok(())
-                })?;
-                self.entries.reserve(count);
-                let sources: &'a [bytes::Bytes] = self.sources;
-                let outer: &'a [u8] = &sources[source as usize];
+                let outer: &'a [u8] = &self.sources[source as usize];
                 for_each_entry(&parts, |bytes| {
-                    self.entries
-                        .push(Entry::read(source as usize, outer, bytes)?);
+                    self.entries.push(Entry::read(source, outer, bytes)?);
                     Ok(())
                 })?;
                 stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.object(base))?;
