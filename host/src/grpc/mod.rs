@@ -13,12 +13,14 @@
 //! * [`call_threads`]: where served calls run, and how a call that
 //!   computes long makes way for the others.
 
+mod batched_writes;
 pub mod call_threads;
 pub mod client;
 pub mod convert;
 mod deadline;
 pub mod functions;
 mod health;
+mod open_calls;
 mod preface;
 mod router;
 pub mod server;

@@ -30,8 +30,10 @@ use xfn_proto::json::{v1, v1beta1};
 
 use futures_util::TryStreamExt as _;
 
+use super::batched_writes::BatchedWrites;
 use super::call_threads::CallThreads;
 use super::health::Health;
+use super::open_calls::{OpenCalls, OpenCallsLayer};
 use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
 use super::sni::{self, DynamicTls};
@@ -257,7 +259,9 @@ impl Server {
         };
         let mut tasks = JoinSet::new();
         for (listener, pinned) in listeners {
-            let router = config.router(&shared, pinned)?;
+            // Its connections batch a response with the others still to come.
+            let open_calls = OpenCalls::default();
+            let router = config.router(&shared, pinned, open_calls.clone())?;
             let mut stop = shared.shutdown.subscribe();
             let signal = async move {
                 // An error means every sender is gone: stop too.
@@ -268,14 +272,14 @@ impl Server {
                     // The handshake is bounded; then HTTP/2 must start too.
                     let incoming =
                         sni::incoming(listener, tls.clone(), shared.shutdown.subscribe())
-                            .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
+                            .map_ok(move |stream| connection(stream, &open_calls));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
                 None => {
                     // A client that never starts HTTP/2 is cut off.
                     let incoming = TcpIncoming::from(listener)
                         .with_nodelay(Some(true))
-                        .map_ok(|stream| PrefaceDeadline::new(stream, PREFACE_TIMEOUT));
+                        .map_ok(move |stream| connection(stream, &open_calls));
                     tasks.spawn(router.serve_with_incoming_shutdown(incoming, signal));
                 }
             }
@@ -321,6 +325,15 @@ impl Server {
     }
 }
 
+/// An accepted connection as it is served: its HTTP/2 preface bounded in
+/// time, its writes batched while its listener has calls to answer.
+fn connection<IO>(stream: IO, open_calls: &OpenCalls) -> BatchedWrites<PrefaceDeadline<IO>> {
+    BatchedWrites::new(
+        PrefaceDeadline::new(stream, PREFACE_TIMEOUT),
+        open_calls.clone(),
+    )
+}
+
 fn listener_failure(
     joined: Result<Result<(), tonic::transport::Error>, tokio::task::JoinError>,
 ) -> Option<ServeError> {
@@ -332,12 +345,20 @@ fn listener_failure(
 }
 
 type Router = tonic::transport::server::Router<
-    tower::layer::util::Stack<RouteLayer, tower::layer::util::Identity>,
+    tower::layer::util::Stack<
+        RouteLayer,
+        tower::layer::util::Stack<OpenCallsLayer, tower::layer::util::Identity>,
+    >,
 >;
 
 impl ServerConfig {
     /// The services of one listener.
-    fn router(&self, shared: &Arc<Shared>, pinned: Option<Arc<str>>) -> Result<Router, ServeError> {
+    fn router(
+        &self,
+        shared: &Arc<Shared>,
+        pinned: Option<Arc<str>>,
+        open_calls: OpenCalls,
+    ) -> Result<Router, ServeError> {
         let builder = tonic::transport::Server::builder()
             .http2_adaptive_window(Some(false))
             .initial_stream_window_size(FLOW_CONTROL_WINDOW)
@@ -348,6 +369,7 @@ impl ServerConfig {
         };
         let limit = self.max_recv_message_size;
         let mut router = builder
+            .layer(OpenCallsLayer::new(open_calls))
             .layer(RouteLayer::new(pinned))
             .add_service(
                 shared
