@@ -26,7 +26,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tonic::transport::server::Connected;
 
 use super::open_calls::OpenCalls;
 
@@ -191,17 +190,12 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<IO> {
     }
 }
 
-impl<IO: Connected> Connected for BatchedWrites<IO> {
-    type ConnectInfo = IO::ConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
-    }
-}
+super::connected_as_inner!(BatchedWrites);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grpc::open_calls::OpenCall;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::{Wake, Waker};
@@ -290,6 +284,14 @@ mod tests {
             }
         }
 
+        /// A connection whose listener has another call open, until the
+        /// returned guard is dropped.
+        fn beside_an_open_call() -> (Driver, OpenCall) {
+            let open = OpenCalls::default();
+            let call = open.open();
+            (Driver::new(open), call)
+        }
+
         fn write(&mut self, bytes: &[u8]) {
             let mut cx = Context::from_waker(&self.waker);
             let written = Pin::new(&mut self.io).poll_write(&mut cx, bytes);
@@ -335,9 +337,7 @@ mod tests {
 
     #[test]
     fn while_other_calls_are_open_a_flush_waits_for_the_tasks_next_poll() {
-        let open = OpenCalls::default();
-        let call = open.open();
-        let mut conn = Driver::new(open);
+        let (mut conn, call) = Driver::beside_an_open_call();
         // This poll: a response, flushed; the task steps aside.
         conn.read();
         conn.write(b"one");
@@ -365,9 +365,7 @@ mod tests {
 
     #[test]
     fn a_poll_that_does_not_read_still_gets_the_batch_out_by_waking_again() {
-        let open = OpenCalls::default();
-        let _call = open.open();
-        let mut conn = Driver::new(open);
+        let (mut conn, _call) = Driver::beside_an_open_call();
         conn.write(b"one");
         conn.flush();
         conn.flush();
@@ -380,9 +378,7 @@ mod tests {
 
     #[test]
     fn a_large_write_goes_out_at_once_with_the_batch_before_it_in_order() {
-        let open = OpenCalls::default();
-        let _call = open.open();
-        let mut conn = Driver::new(open);
+        let (mut conn, _call) = Driver::beside_an_open_call();
         conn.write(b"head");
         let payload = vec![7u8; COPY_LIMIT];
         conn.write(&payload);
@@ -403,9 +399,7 @@ mod tests {
 
     #[test]
     fn a_batch_never_holds_more_than_its_bound() {
-        let open = OpenCalls::default();
-        let _call = open.open();
-        let mut conn = Driver::new(open);
+        let (mut conn, _call) = Driver::beside_an_open_call();
         let chunk = vec![1u8; COPY_LIMIT - 1];
         let mut written = 0;
         while written + chunk.len() <= BATCH_BYTES {
@@ -421,9 +415,7 @@ mod tests {
 
     #[test]
     fn shutting_down_sends_what_waits_first() {
-        let open = OpenCalls::default();
-        let _call = open.open();
-        let mut conn = Driver::new(open);
+        let (mut conn, _call) = Driver::beside_an_open_call();
         conn.write(b"goaway");
         conn.flush();
         assert!(conn.sent().is_empty());

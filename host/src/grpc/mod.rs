@@ -13,6 +13,23 @@
 //! * [`call_threads`]: where served calls run, and how a call that
 //!   computes long makes way for the others.
 
+/// Implements tonic's `Connected` for a connection wrapper `$wrapper<IO>`
+/// (with a field `inner: IO`): it tells what its inner connection tells.
+macro_rules! connected_as_inner {
+    ($wrapper:ident) => {
+        impl<IO: tonic::transport::server::Connected> tonic::transport::server::Connected
+            for $wrapper<IO>
+        {
+            type ConnectInfo = IO::ConnectInfo;
+
+            fn connect_info(&self) -> Self::ConnectInfo {
+                self.inner.connect_info()
+            }
+        }
+    };
+}
+use connected_as_inner;
+
 mod batched_writes;
 pub mod call_threads;
 pub mod client;

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
-use tonic::transport::server::Connected;
 
 /// Longest a client may take from connecting (or finishing its TLS
 /// handshake) to sending the whole HTTP/2 preface.
@@ -103,13 +102,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for PrefaceDeadline<IO> {
     }
 }
 
-impl<IO: Connected> Connected for PrefaceDeadline<IO> {
-    type ConnectInfo = IO::ConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        self.inner.connect_info()
-    }
-}
+super::connected_as_inner!(PrefaceDeadline);
 
 #[cfg(test)]
 mod tests {
