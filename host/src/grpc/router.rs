@@ -11,6 +11,7 @@
 //! authority is an IP address or `localhost` goes to the only function, if
 //! the server has exactly one.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use crate::function::Function;
 /// The functions a server serves, by name.
 #[derive(Clone, Default)]
 pub struct FunctionTable {
-    functions: BTreeMap<String, Arc<dyn Function>>,
+    functions: BTreeMap<Arc<str>, Arc<dyn Function>>,
 }
 
 impl std::fmt::Debug for FunctionTable {
@@ -39,7 +40,7 @@ impl FunctionTable {
     }
 
     /// Adds (or replaces) function `name`.
-    pub fn insert(&mut self, name: impl Into<String>, function: Arc<dyn Function>) {
+    pub fn insert(&mut self, name: impl Into<Arc<str>>, function: Arc<dyn Function>) {
         self.functions.insert(name.into(), function);
     }
 
@@ -48,9 +49,17 @@ impl FunctionTable {
         self.functions.get(name)
     }
 
+    /// Function `name` and its name as the table holds it (a clone costs
+    /// no allocation).
+    fn get_named(&self, name: &str) -> Option<(Arc<str>, Arc<dyn Function>)> {
+        self.functions
+            .get_key_value(name)
+            .map(|(name, function)| (name.clone(), function.clone()))
+    }
+
     /// The functions' names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.functions.keys().map(String::as_str)
+        self.functions.keys().map(|name| &**name)
     }
 
     /// How many functions there are.
@@ -79,11 +88,11 @@ pub(crate) fn route(
     table: &FunctionTable,
     namespace: Option<&str>,
     info: &RouteInfo,
-) -> Result<(String, Arc<dyn Function>), Status> {
+) -> Result<(Arc<str>, Arc<dyn Function>), Status> {
     if let Some(name) = &info.pinned {
         return table
             .get(name)
-            .map(|f| (name.to_string(), f.clone()))
+            .map(|f| (name.clone(), f.clone()))
             .ok_or_else(|| {
                 Status::not_found(format!(
                     "function {name:?}, which this port is dedicated to, is not served"
@@ -94,13 +103,13 @@ pub(crate) fn route(
     let host = host_of(authority);
     let name = if is_address(&host) {
         match table.len() {
-            1 => table.names().next().map(str::to_owned),
+            1 => table.names().next(),
             _ => None,
         }
     } else {
-        function_name(&host, namespace).map(str::to_owned)
+        function_name(&host, namespace)
     };
-    name.and_then(|n| table.get(&n).map(|f| (n, f.clone())))
+    name.and_then(|n| table.get_named(n))
         .ok_or_else(|| not_found(authority, namespace, table))
 }
 
@@ -124,8 +133,9 @@ fn not_found(authority: &str, namespace: Option<&str>, table: &FunctionTable) ->
     ))
 }
 
-/// The host of an authority, without port, lower case, without a trailing dot.
-fn host_of(authority: &str) -> String {
+/// The host of an authority, without port, lower case, without a trailing
+/// dot; borrowed unless it had upper case.
+fn host_of(authority: &str) -> Cow<'_, str> {
     // Drop any userinfo; then the port, unless the host is a bracketed IPv6.
     let authority = authority.rsplit('@').next().unwrap_or(authority);
     let host = if let Some(rest) = authority.strip_prefix('[') {
@@ -133,7 +143,12 @@ fn host_of(authority: &str) -> String {
     } else {
         authority.split(':').next().unwrap_or(authority)
     };
-    host.trim_end_matches('.').to_ascii_lowercase()
+    let host = host.trim_end_matches('.');
+    if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    }
 }
 
 fn is_address(host: &str) -> bool {
@@ -265,8 +280,8 @@ mod tests {
 
     fn routed(t: &FunctionTable, ns: Option<&str>, authority: &str) -> Result<String, Status> {
         route(t, ns, &info(authority)).map(|(name, f)| {
-            assert_eq!(f.name(), name);
-            name
+            assert_eq!(f.name(), &*name);
+            name.to_string()
         })
     }
 
@@ -327,6 +342,21 @@ mod tests {
         assert_eq!(routed(&t, None, "[::1]:1").ok(), Some("only".into()));
         assert_eq!(routed(&t, None, "localhost:9443").ok(), Some("only".into()));
         assert!(routed(&t, None, "other:9443").is_err());
+    }
+
+    #[test]
+    fn a_host_is_lower_cased_without_port_or_trailing_dot_and_copied_only_to_lower_case() {
+        assert!(matches!(
+            host_of("function-a.ns:9443"),
+            Cow::Borrowed("function-a.ns")
+        ));
+        assert!(matches!(host_of("user@[::1]:1"), Cow::Borrowed("::1")));
+        assert!(matches!(
+            host_of("function-a.ns."),
+            Cow::Borrowed("function-a.ns")
+        ));
+        assert_eq!(host_of("Function-A.NS.:9443"), "function-a.ns");
+        assert!(matches!(host_of("Function-A"), Cow::Owned(_)));
     }
 
     #[test]

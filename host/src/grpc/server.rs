@@ -456,12 +456,11 @@ struct Runner {
 impl Runner {
     async fn run(
         &self,
-        request: Request<v1::RunFunctionRequest>,
+        mut request: Request<v1::RunFunctionRequest>,
     ) -> Result<v1::RunFunctionResponse, Status> {
         let info = request
-            .extensions()
-            .get::<RouteInfo>()
-            .cloned()
+            .extensions_mut()
+            .remove::<RouteInfo>()
             .unwrap_or(RouteInfo {
                 authority: None,
                 pinned: None,
@@ -487,7 +486,7 @@ impl Runner {
             Ok(_) => "ok",
             Err(status) => metrics::code_label(status.code()),
         };
-        metrics::record_call(&name, result, started.elapsed());
+        metrics::record_call(name, result, started.elapsed());
         outcome
     }
 
