@@ -65,12 +65,27 @@ impl CallThreads {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        self.run_noting_move(call, || ()).await
+    }
+
+    /// [`CallThreads::run`], calling `moved` when the call leaves the
+    /// caller's task for the call threads.
+    pub async fn run_noting_move<F>(
+        &self,
+        call: F,
+        moved: impl FnOnce(),
+    ) -> Result<F::Output, CallLost>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let inline = UntilDemoted::new(Box::pin(call), Duration::ZERO);
         let rest = match AssertUnwindSafe(inline).catch_unwind().await {
             Ok(Ok(output)) => return Ok(output),
             Ok(Err(rest)) => rest,
             Err(panic) => return Err(CallLost::Panicked(panic_message(panic.as_ref()))),
         };
+        moved();
         let Some(long_calls) = &self.long_calls else {
             return self.calls.spawn(rest).await.map_err(CallLost::from);
         };
@@ -177,6 +192,7 @@ impl<F: Future> Future for UntilDemoted<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     fn runtime(name: &str, long: bool) -> tokio::runtime::Runtime {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
@@ -265,6 +281,30 @@ mod tests {
         let host = runtime("test-host", false);
         let ran_on = run_on(&host, &threads, compute(Duration::ZERO)).expect("no panic");
         assert_eq!(ran_on, ["test-host"]);
+    }
+
+    #[test]
+    fn a_call_is_noted_as_moved_when_it_leaves_its_callers_thread_and_only_then() {
+        let (_calls, _long, threads) = threads();
+        let host = runtime("test-host", false);
+        for (call, moves) in [(Duration::ZERO, false), (Duration::from_millis(2), true)] {
+            let moved = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let noted = moved.clone();
+            let threads = threads.clone();
+            let task = host.spawn(async move {
+                let note = || {
+                    noted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                };
+                threads.run_noting_move(compute(call), note).await
+            });
+            let ran_on = host
+                .block_on(task)
+                .expect("the task ends")
+                .expect("no panic");
+            assert_eq!(ran_on.len() > 1, moves, "{ran_on:?}");
+            let times = moved.load(std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(times, usize::from(moves), "{ran_on:?}");
+        }
     }
 
     #[test]

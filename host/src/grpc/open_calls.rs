@@ -1,20 +1,26 @@
-//! How many calls a listener has accepted and not yet answered.
+//! How many calls a listener has accepted and is about to answer.
 //!
 //! hyper hands each request to the service stack on its connection's task
 //! as the request arrives, and spawns the call's future. [`OpenCallsLayer`]
 //! counts a call from then until its future ends (answered, failed or
-//! dropped), so while a connection writes a response, [`OpenCalls`] tells
-//! whether other calls are still to answer: then
-//! [`BatchedWrites`](super::batched_writes::BatchedWrites) waits for them.
+//! dropped), or until the server closes it early through the [`OpenCall`]
+//! in the request's extensions: a call that moves to the call threads (it
+//! waited for a slot, or its guest computes on) may take until its
+//! deadline, so it is no longer about to answer. While a connection writes
+//! a response, [`OpenCalls`] tells whether other calls will answer on the
+//! connections' threads before long: then
+//! [`BatchedWrites`](super::batched_writes::BatchedWrites) waits for them,
+//! and a function looping to its deadline does not make other responses
+//! wait a turn.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
-/// The count of calls accepted and not yet answered, shared by a
-/// listener's service stack and its connections.
+/// The count of calls accepted and about to answer, shared by a listener's
+/// service stack and its connections.
 #[derive(Debug, Clone, Default)]
 pub struct OpenCalls(Arc<AtomicUsize>);
 
@@ -24,20 +30,46 @@ impl OpenCalls {
         self.0.load(Ordering::Relaxed) > 0
     }
 
-    /// Counts a call until the returned guard is dropped.
+    /// Counts a call until it is closed, or every clone of the returned
+    /// handle is dropped.
     pub(super) fn open(&self) -> OpenCall {
         self.0.fetch_add(1, Ordering::Relaxed);
-        OpenCall(self.clone())
+        OpenCall(Arc::new(Counting {
+            calls: self.clone(),
+            closed: AtomicBool::new(false),
+        }))
     }
 }
 
-/// One open call; dropping it closes it.
-#[derive(Debug)]
-pub(super) struct OpenCall(OpenCalls);
+/// One open call, in the count until [`OpenCall::close`] or until its last
+/// handle is dropped.
+#[derive(Debug, Clone)]
+pub(super) struct OpenCall(Arc<Counting>);
 
-impl Drop for OpenCall {
+#[derive(Debug)]
+struct Counting {
+    calls: OpenCalls,
+    closed: AtomicBool,
+}
+
+impl OpenCall {
+    /// Takes the call out of the count (once, however often it is called).
+    pub fn close(&self) {
+        self.0.close();
+    }
+}
+
+impl Counting {
+    fn close(&self) {
+        if !self.closed.swap(true, Ordering::Relaxed) {
+            self.calls.0.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Counting {
     fn drop(&mut self) {
-        (self.0).0.fetch_sub(1, Ordering::Relaxed);
+        self.close();
     }
 }
 
@@ -70,9 +102,9 @@ pub struct OpenCallsService<S> {
     open: OpenCalls,
 }
 
-impl<S, R> tower::Service<R> for OpenCallsService<S>
+impl<S, B> tower::Service<http::Request<B>> for OpenCallsService<S>
 where
-    S: tower::Service<R>,
+    S: tower::Service<http::Request<B>>,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -82,9 +114,11 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: R) -> Self::Future {
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        let open = self.open.open();
+        request.extensions_mut().insert(open.clone());
         Counted {
-            open: Some(self.open.open()),
+            open: Some(open),
             inner: self.inner.call(request),
         }
     }
@@ -107,7 +141,9 @@ impl<F: Future> Future for Counted<F> {
         let output = std::task::ready!(this.inner.poll(cx));
         // Closed before hyper queues the response, so that the connection
         // writing it sees only the other calls.
-        this.open.take();
+        if let Some(open) = this.open.take() {
+            open.close();
+        }
         Poll::Ready(output)
     }
 }
@@ -118,10 +154,14 @@ mod tests {
     use std::convert::Infallible;
     use tower::Service as _;
 
-    /// Answers `n` with `n + 1`.
-    struct AddOne;
+    /// Answers a request of `n` with `n + 1`, and keeps the request's
+    /// [`OpenCall`] handle where a test can reach it.
+    #[derive(Default)]
+    struct AddOne {
+        handles: Vec<OpenCall>,
+    }
 
-    impl tower::Service<u32> for AddOne {
+    impl tower::Service<http::Request<u32>> for AddOne {
         type Response = u32;
         type Error = Infallible;
         type Future = std::future::Ready<Result<u32, Infallible>>;
@@ -130,22 +170,46 @@ mod tests {
             Poll::Ready(Ok(()))
         }
 
-        fn call(&mut self, n: u32) -> Self::Future {
-            std::future::ready(Ok(n + 1))
+        fn call(&mut self, mut request: http::Request<u32>) -> Self::Future {
+            let handle = request.extensions_mut().remove::<OpenCall>();
+            self.handles.extend(handle);
+            std::future::ready(Ok(request.into_body() + 1))
         }
+    }
+
+    fn counted(open: &OpenCalls) -> OpenCallsService<AddOne> {
+        tower::Layer::layer(&OpenCallsLayer::new(open.clone()), AddOne::default())
     }
 
     #[tokio::test]
     async fn a_call_is_open_from_its_arrival_until_its_future_ends_or_is_dropped() {
         let open = OpenCalls::default();
-        let mut service = tower::Layer::layer(&OpenCallsLayer::new(open.clone()), AddOne);
+        let mut service = counted(&open);
         assert!(!open.any());
-        let answered = service.call(1);
-        let dropped = service.call(2);
+        let answered = service.call(http::Request::new(1));
+        let dropped = service.call(http::Request::new(2));
+        service.inner.handles.clear();
         assert!(open.any(), "counted when the call arrives, before it runs");
         drop(dropped);
         assert!(open.any(), "one call is still open");
         assert_eq!(answered.await, Ok(2));
         assert!(!open.any(), "an answered call is closed");
+    }
+
+    #[tokio::test]
+    async fn a_call_closed_early_leaves_the_count_once() {
+        let open = OpenCalls::default();
+        let mut service = counted(&open);
+        let moved = service.call(http::Request::new(1));
+        let other = service.call(http::Request::new(2));
+        let handle = service.inner.handles.remove(0);
+        handle.close();
+        handle.close();
+        assert!(open.any(), "the other call is still open");
+        assert_eq!(moved.await, Ok(2));
+        assert!(open.any(), "closing twice took one call out, not two");
+        drop(handle);
+        assert_eq!(other.await, Ok(3));
+        assert!(!open.any());
     }
 }

@@ -33,7 +33,7 @@ use futures_util::TryStreamExt as _;
 use super::batched_writes::BatchedWrites;
 use super::call_threads::CallThreads;
 use super::health::Health;
-use super::open_calls::{OpenCalls, OpenCallsLayer};
+use super::open_calls::{OpenCall, OpenCalls, OpenCallsLayer};
 use super::preface::{PREFACE_TIMEOUT, PrefaceDeadline};
 use super::router::{self, FunctionTable, RouteInfo, RouteLayer};
 use super::sni::{self, DynamicTls};
@@ -458,6 +458,7 @@ impl Runner {
         &self,
         mut request: Request<v1::RunFunctionRequest>,
     ) -> Result<v1::RunFunctionResponse, Status> {
+        let open_call = request.extensions_mut().remove::<OpenCall>();
         let info = request
             .extensions_mut()
             .remove::<RouteInfo>()
@@ -480,8 +481,8 @@ impl Runner {
             }
         };
         let started = Instant::now();
-        let outcome =
-            Self::call(&name, function, request.into_inner(), timeout, &self.shared).await;
+        let request = request.into_inner();
+        let outcome = Self::call(&name, function, request, open_call, timeout, &self.shared).await;
         let result = match &outcome {
             Ok(_) => "ok",
             Err(status) => metrics::code_label(status.code()),
@@ -496,6 +497,7 @@ impl Runner {
         name: &str,
         function: Arc<dyn crate::Function>,
         request: v1::RunFunctionRequest,
+        open_call: Option<OpenCall>,
         timeout: Option<Duration>,
         shared: &Shared,
     ) -> Result<v1::RunFunctionResponse, Status> {
@@ -510,10 +512,13 @@ impl Runner {
             let outcome = function.call(&request, timeout).await;
             (outcome, request)
         };
-        let (outcome, request) =
-            shared.call_threads.run(run).await.map_err(|e| {
-                Status::internal(format!("function {name:?} failed unexpectedly: {e}"))
-            })?;
+        // A call that moves to the call threads is no longer about to answer.
+        let moved = || open_call.iter().for_each(OpenCall::close);
+        let (outcome, request) = shared
+            .call_threads
+            .run_noting_move(run, moved)
+            .await
+            .map_err(|e| Status::internal(format!("function {name:?} failed unexpectedly: {e}")))?;
         // Its JSON's buffers, for the next request to be written into.
         convert::recycle_request(request, pool);
         let elapsed = started.elapsed();
