@@ -191,7 +191,8 @@ fn every_call_gets_a_fresh_instance() {
 #[test]
 fn slots_waiting_in_a_decommit_batch_are_reset_before_reuse() {
     // A pool of three slots whose finished memories and tables are given
-    // back three at a time: a slot sits unusable until its batch goes, and
+    // back in batches (of three, cut to fit the pool over the machine's
+    // decommit queues): a slot sits unusable until its batch goes, and
     // calls from concurrent threads must still each find a fresh instance
     // (and never run short of slots while others wait in the batch).
     let rt = runtime(HostConfig {

@@ -139,7 +139,7 @@ pub struct ServerLimits {
     /// Most memory the instance pool keeps resident between calls, in MiB, over all its slots: caps --keep-resident.
     #[arg(long, default_value_t = xfn_host::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
     pub resident_budget: usize,
-    /// Sandbox memories and tables of finished calls given back to the kernel together, in one system call; until then their slots wait, with what the calls wrote, a batch per CPU (1: each at once).
+    /// Sandbox memories and tables of finished calls given back to the kernel together, in one system call; until then their slots wait, with what the calls wrote, a batch per CPU, cut so that no more wait than --max-concurrent-calls (1: each at once).
     #[arg(long, default_value_t = xfn_host::DEFAULT_DECOMMIT_BATCH, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub decommit_batch: u32,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
