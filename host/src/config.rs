@@ -123,12 +123,15 @@ fn decommit_queues() -> usize {
 pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 512;
 
 /// The default [`HostConfig::decommit_batch`]. Each flush interrupts every
-/// core running the host's threads, whatever the batch holds; a
-/// patch-and-transform call leaves a memory and a table, so 32 calls share
-/// one. Under 64 streams of them on a 2-core VM (`make bench`, item 4),
-/// server CPU per call was 85 µs, against 90 µs with a batch of 32 and
-/// 98 µs with 8 (medians of five or more runs each).
-pub const DEFAULT_DECOMMIT_BATCH: u32 = 64;
+/// core running the host's threads, so a batch pays that once for all it
+/// holds; but the call that fills a batch pays for unmapping all of it. A
+/// patch-and-transform call leaves a memory and a table, so with 8 every
+/// fourth call flushes four calls' memory. With 64, one call in 32 flushes
+/// 32 calls' worth: in process, one caller's p99 was 146–214 µs against
+/// 71–73 µs with 8 at the same mean, and under 64 streams on a 2-core VM
+/// (`make bench`, item 4) server CPU per call was level with 8's in seven
+/// alternating pairs (1.53× the Go peer's in both).
+pub const DEFAULT_DECOMMIT_BATCH: u32 = 8;
 
 impl Default for HostConfig {
     fn default() -> Self {
