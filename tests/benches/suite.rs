@@ -2,7 +2,8 @@
 //! report in `target/bench-report/` (README.md and chart.svg).
 //!
 //! 1. a warm call of function-patch-and-transform on the docs example:
-//!    through the wasm host, natively (the floor), through `xfn serve`;
+//!    through the wasm host, natively (the floor), through `xfn serve`,
+//!    and the p99 of one caller's calls timed alone;
 //! 2. instantiation alone, and with a call of `hello`, with a pooling vs an
 //!    on-demand instance allocator;
 //! 3. `xfn render` of the docs example as a process, cold vs warm cache;
@@ -345,6 +346,11 @@ impl Suite {
         let in_host = self.time(budget, || {
             wasm.call_blocking(&host_request, None).expect("wasm call");
         });
+        // One caller's calls one by one: the tail shows what a few calls
+        // pay for all (each flush of a decommit batch).
+        let singles = self.single_calls(budget, || {
+            wasm.call_blocking(&host_request, None).expect("wasm call");
+        });
         // Where the wasm host's time goes: a fresh instance and its
         // teardown, and the rest (lowering the request, the guest's run,
         // lifting the response).
@@ -379,6 +385,13 @@ impl Suite {
                 in_host <= 2.0 * native && in_host < 30_000.0,
             ),
         );
+        self.rows.push(Row::micros(
+            item,
+            "wasm host, one caller's calls timed alone: p99",
+            percentile(&singles, 0.99),
+            "p50",
+            percentile(&singles, 0.5),
+        ));
         self.rows.push(Row::micros(
             item,
             "native + JSON round trip of request/response",
@@ -417,6 +430,28 @@ impl Suite {
             "wasm host",
             in_host,
         ));
+    }
+
+    /// Each call of `f` timed alone, in ns, sorted: at least 1,000 calls
+    /// (a few in a smoke run), for `budget` in a full one. A cost that a
+    /// few calls pay for many (a batch given back to the kernel) shows in
+    /// the tail, which batched timing averages away.
+    fn single_calls(&self, budget: Duration, mut f: impl FnMut()) -> Vec<f64> {
+        let (least, budget) = if self.full {
+            (1000, budget)
+        } else {
+            (10, Duration::ZERO)
+        };
+        f();
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        while samples.len() < least || started.elapsed() < budget {
+            let t = Instant::now();
+            f();
+            samples.push(t.elapsed().as_nanos() as f64);
+        }
+        samples.sort_by(f64::total_cmp);
+        samples
     }
 
     /// Item 2: instantiation alone (a fresh store and instance, torn down),
