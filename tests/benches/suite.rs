@@ -275,16 +275,22 @@ impl Suite {
             }
             batch *= 2;
         }
+        median(Self::samples(budget, batch, 5, f))
+    }
+
+    /// Nanoseconds per call of `f`, one sample per `batch` calls, until
+    /// `budget` has passed and there are at least `least` samples.
+    fn samples(budget: Duration, batch: usize, least: usize, mut f: impl FnMut()) -> Vec<f64> {
         let mut samples = Vec::new();
         let started = Instant::now();
-        while samples.len() < 5 || started.elapsed() < budget {
+        while samples.len() < least || started.elapsed() < budget {
             let t = Instant::now();
             for _ in 0..batch {
                 f();
             }
             samples.push(t.elapsed().as_nanos() as f64 / batch as f64);
         }
-        median(samples)
+        samples
     }
 
     /// An in-process `xfn serve` of `table`, accepting requests up to
@@ -443,13 +449,7 @@ impl Suite {
             (10, Duration::ZERO)
         };
         f();
-        let mut samples = Vec::new();
-        let started = Instant::now();
-        while samples.len() < least || started.elapsed() < budget {
-            let t = Instant::now();
-            f();
-            samples.push(t.elapsed().as_nanos() as f64);
-        }
+        let mut samples = Self::samples(budget, 1, least, f);
         samples.sort_by(f64::total_cmp);
         samples
     }
