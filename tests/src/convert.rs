@@ -201,3 +201,144 @@ pub fn response(r: host::RunFunctionResponse) -> sdk::Response {
         output: object(r.output),
     }
 }
+
+fn resources_back(r: host::Resources) -> sdk::Resources {
+    sdk::Resources {
+        items: r.items.into_iter().map(resource_back).collect(),
+    }
+}
+
+/// A host request as the guest SDK reads it: what a function's own code
+/// gets, here for a function run natively behind xfn's server.
+pub fn request_back(r: host::RunFunctionRequest) -> sdk::Request {
+    sdk::Request {
+        meta: r.meta.map(|m| sdk::RequestMeta {
+            tag: m.tag,
+            capabilities: m
+                .capabilities
+                .into_iter()
+                .map(|c| match c {
+                    host::Capability::Unspecified => sdk::Capability::Unspecified,
+                    host::Capability::Capabilities => sdk::Capability::Capabilities,
+                    host::Capability::RequiredResources => sdk::Capability::RequiredResources,
+                    host::Capability::Credentials => sdk::Capability::Credentials,
+                    host::Capability::Conditions => sdk::Capability::Conditions,
+                    host::Capability::RequiredSchemas => sdk::Capability::RequiredSchemas,
+                })
+                .collect(),
+        }),
+        observed: r.observed.map(state_back),
+        desired: r.desired.map(state_back),
+        input: object(r.input),
+        context: object(r.context),
+        extra_resources: r
+            .extra_resources
+            .into_iter()
+            .map(|(k, v)| (k, resources_back(v)))
+            .collect(),
+        credentials: r
+            .credentials
+            .into_iter()
+            .map(|(k, c)| {
+                let credential_data = c.source.map(|s| match s {
+                    host::CredentialSource::CredentialData(d) => sdk::CredentialData {
+                        data: d.data.into_iter().collect(),
+                    },
+                });
+                (k, sdk::Credentials { credential_data })
+            })
+            .collect(),
+        required_resources: r
+            .required_resources
+            .into_iter()
+            .map(|(k, v)| (k, resources_back(v)))
+            .collect(),
+        required_schemas: r
+            .required_schemas
+            .into_iter()
+            .map(|(k, s)| {
+                let openapi_v3 = object(s.openapi_v3);
+                (k, sdk::Schema { openapi_v3 })
+            })
+            .collect(),
+    }
+}
+
+fn target(t: sdk::Target) -> host::Target {
+    match t {
+        sdk::Target::Unspecified => host::Target::Unspecified,
+        sdk::Target::Composite => host::Target::Composite,
+        sdk::Target::CompositeAndClaim => host::Target::CompositeAndClaim,
+    }
+}
+
+fn selector(s: sdk::ResourceSelector) -> host::ResourceSelector {
+    host::ResourceSelector {
+        api_version: s.api_version,
+        kind: s.kind,
+        match_: s.r#match.map(|m| match m {
+            sdk::ResourceMatch::MatchName(n) => host::ResourceMatch::MatchName(n),
+            sdk::ResourceMatch::MatchLabels(l) => {
+                host::ResourceMatch::MatchLabels(host::MatchLabels {
+                    labels: l.labels.into_iter().collect(),
+                })
+            }
+        }),
+        namespace: s.namespace,
+    }
+}
+
+/// An SDK response as the host gets it back from a guest.
+pub fn response_forward(r: sdk::Response) -> host::RunFunctionResponse {
+    host::RunFunctionResponse {
+        meta: r.meta.map(|m| host::ResponseMeta {
+            tag: m.tag,
+            ttl: m.ttl.map(|d| host::Duration {
+                seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+            }),
+        }),
+        desired: r.desired.map(state),
+        results: r
+            .results
+            .into_iter()
+            .map(|x| host::FunctionResult {
+                severity: match x.severity {
+                    sdk::Severity::Unspecified => host::Severity::Unspecified,
+                    sdk::Severity::Fatal => host::Severity::Fatal,
+                    sdk::Severity::Warning => host::Severity::Warning,
+                    sdk::Severity::Normal => host::Severity::Normal,
+                },
+                message: x.message,
+                reason: x.reason,
+                target: x.target.map(target),
+            })
+            .collect(),
+        context: r.context.map(text),
+        requirements: r.requirements.map(|q| host::Requirements {
+            extra_resources: pairs(q.extra_resources, selector),
+            resources: pairs(q.resources, selector),
+            schemas: pairs(q.schemas, |s| host::SchemaSelector {
+                api_version: s.api_version,
+                kind: s.kind,
+            }),
+        }),
+        conditions: r
+            .conditions
+            .into_iter()
+            .map(|c| host::Condition {
+                type_: c.r#type,
+                status: match c.status {
+                    sdk::ConditionStatus::Unspecified => host::ConditionStatus::Unspecified,
+                    sdk::ConditionStatus::Unknown => host::ConditionStatus::Unknown,
+                    sdk::ConditionStatus::True => host::ConditionStatus::True,
+                    sdk::ConditionStatus::False => host::ConditionStatus::False,
+                },
+                reason: c.reason,
+                message: c.message,
+                target: c.target.map(target),
+            })
+            .collect(),
+        output: r.output.map(text),
+    }
+}
