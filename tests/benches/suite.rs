@@ -8,7 +8,9 @@
 //!    on-demand instance allocator;
 //! 3. `xfn render` of the docs example as a process, cold vs warm cache;
 //! 4. `xfn serve` vs a Go function server (grpc-go, tests/go-peer) and the
-//!    Python SDK under load, 1/8/64 concurrent streams;
+//!    Python SDK under load, 1/8/64 concurrent streams, with xfn's server
+//!    running P&T natively (`xfn-native-serve`) to split a served call into
+//!    the server's cost and the sandbox's;
 //! 5. resident memory of one `xfn serve` holding N functions vs N Python
 //!    function processes;
 //! 6. cost vs request size, in-process and through gRPC;
@@ -764,6 +766,12 @@ impl Suite {
             }
         };
         let go = self.go_peer();
+        let native = Peer::native_serve()
+            .inspect_err(|e| {
+                self.notes
+                    .push(format!("xfn-native-serve did not start: {e}"))
+            })
+            .ok();
         for concurrency in [1usize, 8, 64] {
             let duration = Duration::from_secs(LOAD_SECONDS);
             // CPU per call of the server and of the load generator (this
@@ -783,12 +791,19 @@ impl Suite {
                 (load, cpu)
             };
             let x = measure(&serve);
+            let n = native.as_ref().map(measure);
             let g = go.as_ref().map(measure);
             let p = measure(&python);
             self.load_rows(concurrency, &x, g.as_ref(), &p);
+            if let Some(n) = &n {
+                self.sandbox_rows(concurrency, &x, n, g.as_ref());
+            }
             let mut outcomes = vec![("xfn serve", &x.0), ("Python", &p.0)];
             if let Some(g) = &g {
                 outcomes.push(("Go", &g.0));
+            }
+            if let Some(n) = &n {
+                outcomes.push(("xfn's server, P&T native", &n.0));
             }
             for (who, r) in outcomes {
                 if r.errors > 0 {
@@ -872,6 +887,50 @@ impl Suite {
                 peer: call,
                 target: "≤ in-process call + 15 µs".into(),
                 met: Some(value <= call + 15.0),
+            });
+        }
+    }
+
+    /// Item 4's split of a served call at `concurrency` streams: xfn's
+    /// server running P&T natively (the transport and conversions alone)
+    /// against the Go peer, and what the sandbox adds to the wasm server's
+    /// CPU per call against the in-process call.
+    fn sandbox_rows(
+        &mut self,
+        concurrency: usize,
+        wasm: &(Load, Cpu),
+        native: &(Load, Cpu),
+        go: Option<&(Load, Cpu)>,
+    ) {
+        let item = "4 serve under load";
+        if let Some((go_load, go_cpu)) = go {
+            for (label, value, peer, unit) in [
+                ("throughput", native.0.rate, go_load.rate, "calls/s"),
+                ("p50 latency", native.0.p50, go_load.p50, "ms"),
+                ("server CPU per call", native.1.server, go_cpu.server, "µs"),
+            ] {
+                self.rows.push(Row {
+                    item,
+                    what: format!("xfn's server, P&T native: {label}, {concurrency} streams"),
+                    value,
+                    unit,
+                    peer_what: "Go peer, grpc-go".into(),
+                    peer,
+                    target: "—".into(),
+                    met: None,
+                });
+            }
+        }
+        if let Some(call) = self.pt_in_host {
+            self.rows.push(Row {
+                item,
+                what: format!("server CPU per call, {concurrency} streams: wasm less native"),
+                value: wasm.1.server - native.1.server,
+                unit: "µs",
+                peer_what: "in-process call (item 1)".into(),
+                peer: call / 1000.0,
+                target: "—".into(),
+                met: None,
             });
         }
     }
@@ -1248,11 +1307,15 @@ impl Peer {
             .arg(workspace().join("tests/python/function.py"))
             .args(["--insecure", "--address", "127.0.0.1:0"])
             .args(["--max-seconds", "600"]);
-        Peer::start(command, false, Duration::from_secs(60), |line| {
-            line.trim()
-                .strip_prefix("LISTENING ")
-                .map(|port| format!("127.0.0.1:{port}"))
-        })
+        Peer::start(command, false, Duration::from_secs(60), listening)
+    }
+
+    /// xfn's own server with P&T run natively (src/bin/xfn-native-serve.rs):
+    /// a served call's cost without the sandbox's.
+    fn native_serve() -> Result<Peer, String> {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_xfn-native-serve"));
+        command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
+        Peer::start(command, false, Duration::from_secs(30), listening)
     }
 
     /// The Go peer, built by tests/go-peer/build.sh (which `make bench`
@@ -1261,11 +1324,7 @@ impl Peer {
         let bin = xfn_tests::peers::build_go_peer()?;
         let mut command = Command::new(bin);
         command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
-        Peer::start(command, false, Duration::from_secs(30), |line| {
-            line.trim()
-                .strip_prefix("LISTENING ")
-                .map(|port| format!("127.0.0.1:{port}"))
-        })
+        Peer::start(command, false, Duration::from_secs(30), listening)
     }
 
     fn xfn_serve(
@@ -1291,6 +1350,13 @@ impl Peer {
             Some(addr.split_whitespace().next()?.to_owned())
         })
     }
+}
+
+/// The target a peer announces with "LISTENING <port>" on 127.0.0.1.
+fn listening(line: &str) -> Option<String> {
+    line.trim()
+        .strip_prefix("LISTENING ")
+        .map(|port| format!("127.0.0.1:{port}"))
 }
 
 async fn channel(
