@@ -3,7 +3,8 @@
 //!
 //! 1. a warm call of function-patch-and-transform on the docs example:
 //!    through the wasm host, natively (the floor), through `xfn serve`,
-//!    and the p99 of one caller's calls timed alone;
+//!    the p99 of one caller's calls timed alone, and calls made after the
+//!    thread has idled as a server does between one stream's calls;
 //! 2. instantiation alone, and with a call of `hello`, with a pooling vs an
 //!    on-demand instance allocator;
 //! 3. `xfn render` of the docs example as a process, cold vs warm cache;
@@ -55,6 +56,10 @@ use xfn_proto::json::v1::function_runner_service_client::FunctionRunnerServiceCl
 /// (and the native floor) are measured as xfn runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The sleep before each of item 1's calls timed after idling: about the
+/// time a server waits between one stream's calls.
+const IDLE_BETWEEN_CALLS: Duration = Duration::from_micros(200);
 
 /// How long each load point runs.
 const LOAD_SECONDS: u64 = 3;
@@ -345,13 +350,20 @@ impl Suite {
         // The guest gets each object as JSON text and returns JSON text:
         // the native floor plus that (de)serialization.
         let json_request = serde_json::to_string(&request).expect("serialize");
-        let native_json = self.time(budget, || {
+        let native_json_call = || {
             let request: xfn_sdk::Request =
                 serde_json::from_str(std::hint::black_box(&json_request)).expect("parse");
             let response = function_patch_and_transform::run(&request);
             std::hint::black_box(serde_json::to_string(&response).expect("serialize"));
-        });
+        };
+        let native_json = self.time(budget, native_json_call);
         let in_host = self.time(budget, || {
+            wasm.call_blocking(&host_request, None).expect("wasm call");
+        });
+        // Calls that find the caches as one stream's calls find a server's:
+        // cold, after the thread has slept between them.
+        let native_json_idle = self.after_idle(budget, IDLE_BETWEEN_CALLS, native_json_call);
+        let in_host_idle = self.after_idle(budget, IDLE_BETWEEN_CALLS, || {
             wasm.call_blocking(&host_request, None).expect("wasm call");
         });
         // One caller's calls one by one: the tail shows what a few calls
@@ -407,6 +419,21 @@ impl Suite {
             "native",
             native,
         ));
+        let idle = format!("{} µs idle", IDLE_BETWEEN_CALLS.as_micros());
+        self.rows.push(Row::micros(
+            item,
+            format!("wasm host, a call after {idle}"),
+            in_host_idle,
+            "back to back",
+            in_host,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            format!("native + JSON, a call after {idle}"),
+            native_json_idle,
+            "back to back",
+            native_json,
+        ));
         self.rows.push(Row::micros(
             item,
             "of the wasm host's time: fresh instance + teardown",
@@ -454,6 +481,28 @@ impl Suite {
         let mut samples = Self::samples(budget, 1, least, f);
         samples.sort_by(f64::total_cmp);
         samples
+    }
+
+    /// Median nanoseconds of a call of `f` made after the thread has slept
+    /// for `idle`, as a server finds its caches between one stream's calls:
+    /// at least 200 calls (a few in a smoke run), for `budget` in a full
+    /// run.
+    fn after_idle(&self, budget: Duration, idle: Duration, mut f: impl FnMut()) -> f64 {
+        let (least, budget) = if self.full {
+            (200, budget)
+        } else {
+            (5, Duration::ZERO)
+        };
+        f();
+        let mut samples = Vec::new();
+        let started = Instant::now();
+        while samples.len() < least || started.elapsed() < budget {
+            std::thread::sleep(idle);
+            let t = Instant::now();
+            f();
+            samples.push(t.elapsed().as_nanos() as f64);
+        }
+        median(samples)
     }
 
     /// Item 2: instantiation alone (a fresh store and instance, torn down),
