@@ -45,3 +45,48 @@ pub fn announced_port(child: &mut Child, wait: Duration) -> (Option<u16>, String
         .and_then(|port| port.parse().ok());
     (port, line)
 }
+
+/// A peer server started with `--address 127.0.0.1:0 --max-seconds
+/// SECONDS`, which announces its port with `LISTENING <port>` on stdout;
+/// killed on drop.
+pub struct ListeningPeer {
+    child: Child,
+    /// `127.0.0.1:<port>`.
+    pub target: String,
+}
+
+impl ListeningPeer {
+    /// Starts `program`, which lives at most `seconds`, and waits up to 30
+    /// s for its announcement.
+    ///
+    /// # Panics
+    ///
+    /// If it can't start or announces no port in time: a test can't go on.
+    pub fn start(program: &Path, seconds: u32) -> ListeningPeer {
+        let seconds = seconds.to_string();
+        let mut child = Command::new(program)
+            .args(["--address", "127.0.0.1:0", "--max-seconds", &seconds])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
+        let (port, line) = announced_port(&mut child, Duration::from_secs(30));
+        let Some(port) = port else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{} did not start (stdout {line:?})", program.display());
+        };
+        ListeningPeer {
+            child,
+            target: format!("127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for ListeningPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -8,8 +8,6 @@
 
 mod grpc_support;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use grpc_support::*;
@@ -17,45 +15,10 @@ use serde_json::{Value, json};
 use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_host::protocol::*;
-use xfn_tests::peers::{announced_port, build_go_peer};
+use xfn_tests::peers::{ListeningPeer, build_go_peer};
 
-/// How long the Go peer may live.
-const CHILD_SECONDS: &str = "120";
-
-/// The Go peer, running on 127.0.0.1; killed on drop.
-struct GoPeer {
-    child: Child,
-    target: String,
-}
-
-impl GoPeer {
-    fn start(bin: &Path) -> GoPeer {
-        let mut child = Command::new(bin)
-            .args(["--address", "127.0.0.1:0", "--max-seconds", CHILD_SECONDS])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the Go peer");
-        let (port, line) = announced_port(&mut child, Duration::from_secs(30));
-        let mut peer = GoPeer {
-            child,
-            target: String::new(),
-        };
-        match port {
-            Some(port) => peer.target = format!("127.0.0.1:{port}"),
-            None => panic!("the Go peer did not start (stdout {line:?})"),
-        }
-        peer
-    }
-}
-
-impl Drop for GoPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// How long the Go peer may live, in seconds.
+const CHILD_SECONDS: u32 = 120;
 
 /// A request with every part the peers read or pass through.
 fn request() -> RunFunctionRequest {
@@ -97,7 +60,7 @@ async fn go_peer_answers_as_the_python_sdk_function_does() {
             return;
         }
     };
-    let go = GoPeer::start(&bin);
+    let go = ListeningPeer::start(&bin, CHILD_SECONDS);
     let python = PyFunction::start(&["--insecure"]);
     let request = request();
     let timeout = Some(Duration::from_secs(10));

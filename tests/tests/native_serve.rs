@@ -4,8 +4,7 @@
 //! function does, and the conversions it runs the function through lose
 //! no field.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::json;
@@ -13,42 +12,11 @@ use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_sdk as sdk;
 use xfn_tests::convert;
-use xfn_tests::peers::announced_port;
-
-/// The server, running on 127.0.0.1; killed on drop.
-struct NativeServe {
-    child: Child,
-    target: String,
-}
-
-impl NativeServe {
-    fn start() -> NativeServe {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_xfn-native-serve"))
-            .args(["--address", "127.0.0.1:0", "--max-seconds", "120"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start xfn-native-serve");
-        let (port, line) = announced_port(&mut child, Duration::from_secs(30));
-        let port = port.unwrap_or_else(|| panic!("it did not start (stdout {line:?})"));
-        NativeServe {
-            child,
-            target: format!("127.0.0.1:{port}"),
-        }
-    }
-}
-
-impl Drop for NativeServe {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use xfn_tests::peers::ListeningPeer;
 
 #[tokio::test]
 async fn it_answers_every_fixture_as_the_native_function_does() {
-    let server = NativeServe::start();
+    let server = ListeningPeer::start(Path::new(env!("CARGO_BIN_EXE_xfn-native-serve")), 120);
     let client = connect("function-patch-and-transform", &server.target, None)
         .await
         .expect("client");
