@@ -282,15 +282,25 @@ impl Suite {
             }
             batch *= 2;
         }
-        median(Self::samples(budget, batch, 5, f))
+        median(Self::samples(budget, batch, 5, Duration::ZERO, f))
     }
 
     /// Nanoseconds per call of `f`, one sample per `batch` calls, until
-    /// `budget` has passed and there are at least `least` samples.
-    fn samples(budget: Duration, batch: usize, least: usize, mut f: impl FnMut()) -> Vec<f64> {
+    /// `budget` has passed and there are at least `least` samples; the
+    /// thread sleeps for `pause` (untimed) before each batch.
+    fn samples(
+        budget: Duration,
+        batch: usize,
+        least: usize,
+        pause: Duration,
+        mut f: impl FnMut(),
+    ) -> Vec<f64> {
         let mut samples = Vec::new();
         let started = Instant::now();
         while samples.len() < least || started.elapsed() < budget {
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
             let t = Instant::now();
             for _ in 0..batch {
                 f();
@@ -362,13 +372,19 @@ impl Suite {
         });
         // Calls that find the caches as one stream's calls find a server's:
         // cold, after the thread has slept between them.
-        let native_json_idle = self.after_idle(budget, IDLE_BETWEEN_CALLS, native_json_call);
-        let in_host_idle = self.after_idle(budget, IDLE_BETWEEN_CALLS, || {
-            wasm.call_blocking(&host_request, None).expect("wasm call");
-        });
+        let native_json_idle = percentile(
+            &self.single_calls(budget, IDLE_BETWEEN_CALLS, native_json_call),
+            0.5,
+        );
+        let in_host_idle = percentile(
+            &self.single_calls(budget, IDLE_BETWEEN_CALLS, || {
+                wasm.call_blocking(&host_request, None).expect("wasm call");
+            }),
+            0.5,
+        );
         // One caller's calls one by one: the tail shows what a few calls
         // pay for all (each flush of a decommit batch).
-        let singles = self.single_calls(budget, || {
+        let singles = self.single_calls(budget, Duration::ZERO, || {
             wasm.call_blocking(&host_request, None).expect("wasm call");
         });
         // Where the wasm host's time goes: a fresh instance and its
@@ -468,41 +484,21 @@ impl Suite {
     }
 
     /// Each call of `f` timed alone, in ns, sorted: at least 1,000 calls
-    /// (a few in a smoke run), for `budget` in a full one. A cost that a
-    /// few calls pay for many (a batch given back to the kernel) shows in
-    /// the tail, which batched timing averages away.
-    fn single_calls(&self, budget: Duration, mut f: impl FnMut()) -> Vec<f64> {
+    /// (a few in a smoke run), for `budget` in a full one, each after the
+    /// thread has slept for `pause` (if not zero). A cost that a few calls
+    /// pay for many (a batch given back to the kernel) shows in the tail,
+    /// which batched timing averages away; a pause leaves the caches as a
+    /// server finds them between one stream's calls.
+    fn single_calls(&self, budget: Duration, pause: Duration, mut f: impl FnMut()) -> Vec<f64> {
         let (least, budget) = if self.full {
             (1000, budget)
         } else {
             (10, Duration::ZERO)
         };
         f();
-        let mut samples = Self::samples(budget, 1, least, f);
+        let mut samples = Self::samples(budget, 1, least, pause, f);
         samples.sort_by(f64::total_cmp);
         samples
-    }
-
-    /// Median nanoseconds of a call of `f` made after the thread has slept
-    /// for `idle`, as a server finds its caches between one stream's calls:
-    /// at least 200 calls (a few in a smoke run), for `budget` in a full
-    /// run.
-    fn after_idle(&self, budget: Duration, idle: Duration, mut f: impl FnMut()) -> f64 {
-        let (least, budget) = if self.full {
-            (200, budget)
-        } else {
-            (5, Duration::ZERO)
-        };
-        f();
-        let mut samples = Vec::new();
-        let started = Instant::now();
-        while samples.len() < least || started.elapsed() < budget {
-            std::thread::sleep(idle);
-            let t = Instant::now();
-            f();
-            samples.push(t.elapsed().as_nanos() as f64);
-        }
-        median(samples)
     }
 
     /// Item 2: instantiation alone (a fresh store and instance, torn down),
@@ -1403,9 +1399,7 @@ impl Peer {
 
 /// The target a peer announces with "LISTENING <port>" on 127.0.0.1.
 fn listening(line: &str) -> Option<String> {
-    line.trim()
-        .strip_prefix("LISTENING ")
-        .map(|port| format!("127.0.0.1:{port}"))
+    xfn_tests::peers::listening_port(line).map(|port| format!("127.0.0.1:{port}"))
 }
 
 async fn channel(

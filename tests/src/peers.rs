@@ -39,11 +39,12 @@ pub fn announced_port(child: &mut Child, wait: Duration) -> (Option<u16>, String
         let _ = tx.send(line);
     });
     let line = rx.recv_timeout(wait).unwrap_or_default();
-    let port = line
-        .trim()
-        .strip_prefix("LISTENING ")
-        .and_then(|port| port.parse().ok());
-    (port, line)
+    (listening_port(&line), line)
+}
+
+/// The port in a peer's `LISTENING <port>` line, if `line` is one.
+pub fn listening_port(line: &str) -> Option<u16> {
+    line.trim().strip_prefix("LISTENING ")?.parse().ok()
 }
 
 /// A peer server started with `--address 127.0.0.1:0 --max-seconds
