@@ -44,13 +44,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use xfn_host::grpc::convert::request_to_proto;
 use xfn_host::grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
 use xfn_host::protocol::RunFunctionRequest;
 use xfn_host::{Function, HostConfig, WasmFunction};
 // The load generator sends what xfn's own client sends: Structs as JSON.
 use xfn_proto::json::v1::function_runner_service_client::FunctionRunnerServiceClient;
+use xfn_tests::patch_and_transform;
 
 /// The allocator the `xfn` binary ships with, so that in-process figures
 /// (and the native floor) are measured as xfn runs.
@@ -229,23 +230,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-fn yaml_file(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("read example");
-    serde_yaml_ng::from_str(&text).expect("parse example")
-}
-
-/// The docs example as function-patch-and-transform's request.
-fn docs_request() -> xfn_sdk::Request {
-    let dir = workspace().join("examples/docs");
-    let xr = yaml_file(&dir.join("xr.yaml"));
-    let composition = yaml_file(&dir.join("composition.yaml"));
-    let input = composition["spec"]["pipeline"][0]["input"].clone();
-    serde_json::from_value(json!({
-        "observed": {"composite": {"resource": xr}},
-        "input": input,
-    }))
-    .expect("a request")
-}
+/// The Go peer in item 4's rows: grpc-go doing P&T's patch natively.
+const GO_PEER: &str = "Go peer, grpc-go, P&T natively";
 
 /// hello's request, its XR padded with `padding` bytes.
 fn hello_request(padding: usize) -> RunFunctionRequest {
@@ -345,7 +331,7 @@ impl Suite {
 
     /// Item 1: a warm call of P&T on the docs example.
     fn patch_and_transform(&mut self) {
-        let request = docs_request();
+        let request = patch_and_transform::docs_request();
         let host_request = xfn_tests::convert::request(request.clone());
         let runtime = xfn_tests::runtime(HostConfig::default());
         let name = "function-patch-and-transform";
@@ -790,14 +776,18 @@ impl Suite {
             return;
         }
         // 4: throughput and latency under load, with function-patch-and-transform
-        // on the docs example; the Go and Python peers pass the same request
-        // through and add a resource (the same kind of work, natively). The
+        // on the docs example. The Go peer does the same work natively (P&T's
+        // simplest patch, tests/go-peer/patch.go: the same response, which
+        // tests/tests/go_peer.rs checks); the Python peer passes the request
+        // through and adds a resource (a label-style function). The
         // Python server runs Python on one core at a time; xfn serve gets one
         // call thread (its connections have their own), the Go peer every
         // core as a Go pod would, and the load generator shares the machine.
         let pt = xfn_tests::wasm_dir().join("function_patch_and_transform.wasm");
-        let request =
-            request_to_proto(xfn_tests::convert::request(docs_request())).expect("proto request");
+        let request = request_to_proto(xfn_tests::convert::request(
+            patch_and_transform::docs_request(),
+        ))
+        .expect("proto request");
         let serve = match Peer::xfn_serve(
             bin,
             &[("function-patch-and-transform".into(), pt)],
@@ -896,7 +886,7 @@ impl Suite {
                     ),
                     _ => ("—".to_owned(), None),
                 };
-                peers.push(("Go peer, grpc-go", peer, target, met));
+                peers.push((GO_PEER, peer, target, met));
             }
             let peer = python[i].1;
             let (target, met) = match label {
@@ -959,7 +949,7 @@ impl Suite {
                     what: format!("xfn's server, P&T native: {label}, {concurrency} streams"),
                     value,
                     unit,
-                    peer_what: "Go peer, grpc-go".into(),
+                    peer_what: GO_PEER.into(),
                     peer,
                     target: "—".into(),
                     met: None,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Go peer of the benchmarks (tests/go-peer/main.go): a
+# Builds the Go peer of the benchmarks (tests/go-peer/*.go): a
 # FunctionRunnerService server on grpc-go, from Debian's packages only.
 #
 # Installs golang-go, golang-google-grpc-dev, golang-google-protobuf-dev,
@@ -59,5 +59,5 @@ rm -rf "$stubs/fn"
 
 env GOPATH="$gopath:/usr/share/gocode" GO111MODULE=off GOPROXY=off GOFLAGS= \
     GOCACHE="$out/cache" CGO_ENABLED=0 \
-    go build -o "$out/xfn-go-peer" "$here/main.go"
+    go build -o "$out/xfn-go-peer" "$here"/*.go
 echo "$out/xfn-go-peer"

@@ -1,8 +1,11 @@
 // The Go peer of xfn's benchmarks: a composition function served by
 // grpc-go, as most Crossplane functions are (function-sdk-go runs on
-// grpc-go), doing natively what tests/python/function.py does.
+// grpc-go). Given function-patch-and-transform's input, it does P&T's
+// simplest patch natively (patch.go), the work of the wasm P&T that
+// `make bench` serves beside it. Otherwise it does natively what
+// tests/python/function.py does.
 //
-// What it does, driven by its input (all optional):
+// What it does then, driven by its input (all optional):
 //
 //   - always: passes desired state and context through (as the SDKs'
 //     response.To does, with a 60 s TTL), adds the composed resource
@@ -90,6 +93,9 @@ func (function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*f
 	params := map[string]interface{}{}
 	if req.Input != nil {
 		params = req.Input.AsMap()
+	}
+	if isPatchAndTransform(params) {
+		return patchAndTransform(req, params)
 	}
 
 	data, ok := params["data"].(map[string]interface{})

@@ -5,6 +5,7 @@ pub mod convert;
 pub mod fuzz;
 pub mod golden;
 pub mod logs;
+pub mod patch_and_transform;
 pub mod peers;
 pub mod rbac;
 

@@ -1,7 +1,11 @@
 //! The Go peer of `make bench` (tests/go-peer: grpc-go and Debian's
-//! protobuf packages) does the Python SDK test function's work: xfn's gRPC
-//! client gets the same response from both, but for the names that say which
-//! peer answered.
+//! protobuf packages) does the work of the functions it stands beside:
+//! - given P&T's input, P&T's simplest patch: it answers the docs example
+//!   (what `make bench` sends) and every P&T fixture it takes on exactly as
+//!   function-patch-and-transform does, and refuses the rest by name;
+//! - otherwise the Python SDK test function's work: xfn's gRPC client gets
+//!   the same response from both, but for the names that say which peer
+//!   answered.
 //!
 //! Skipped, with the reason, only when the Go peer can't be built here (its
 //! Debian packages missing: `make deps` installs them).
@@ -15,6 +19,8 @@ use serde_json::{Value, json};
 use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_host::protocol::*;
+use xfn_tests::convert;
+use xfn_tests::patch_and_transform::{self, same_on_the_wire};
 use xfn_tests::peers::{ListeningPeer, build_go_peer};
 
 /// How long the Go peer may live, in seconds.
@@ -51,16 +57,90 @@ fn request() -> RunFunctionRequest {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn go_peer_answers_as_the_python_sdk_function_does() {
-    let bin = match build_go_peer() {
-        Ok(bin) => bin,
+/// The Go peer, started; `None` (the test skipped, with the reason) when it
+/// can't be built here.
+fn go_peer() -> Option<ListeningPeer> {
+    match build_go_peer() {
+        Ok(bin) => Some(ListeningPeer::start(&bin, CHILD_SECONDS)),
         Err(e) => {
             eprintln!("SKIPPED: the Go peer can't be built here (`make deps` installs it):\n{e}");
-            return;
+            None
         }
+    }
+}
+
+/// How the Go peer's message starts when it refuses P&T input it doesn't
+/// implement.
+const REFUSED: &str = "the Go peer does not implement ";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_peer_answers_as_patch_and_transform_does_where_it_takes_the_input_on() {
+    let Some(go) = go_peer() else { return };
+    let client = connect("function-go", &go.target, None)
+        .await
+        .expect("client");
+    let timeout = Some(Duration::from_secs(10));
+    let call = async |request: &xfn_sdk::Request| {
+        client
+            .call(&convert::request(request.clone()), timeout)
+            .await
+            .map(convert::response)
     };
-    let go = ListeningPeer::start(&bin, CHILD_SECONDS);
+
+    // The request `make bench` sends: taken on, and answered as P&T does.
+    let docs = patch_and_transform::docs_request();
+    let want = function_patch_and_transform::run(&docs);
+    let got = call(&docs).await.expect("calls Go");
+    assert!(same_on_the_wire(&got, &want), "P&T: {want:?}\nGo: {got:?}");
+    assert!(
+        got.desired
+            .as_ref()
+            .is_some_and(|d| d.resources.contains_key("storage-bucket")),
+        "{got:?}"
+    );
+
+    let (mut taken, mut refused, mut failures) = (0, 0, Vec::new());
+    for (file, request) in patch_and_transform::fixture_requests() {
+        let input = request.input.as_ref();
+        let field = |key: &str| input.and_then(|i| i.get(key)?.as_str());
+        if !field("apiVersion").is_some_and(|v| v.starts_with("pt.fn.crossplane.io/"))
+            || field("kind") != Some("Resources")
+        {
+            continue; // Not P&T's input: the Go peer does the Python function's work.
+        }
+        let want = function_patch_and_transform::run(&request);
+        match call(&request).await {
+            Ok(got)
+                if got.results.iter().any(|r| {
+                    r.severity == xfn_sdk::Severity::Fatal && r.message.starts_with(REFUSED)
+                }) =>
+            {
+                refused += 1
+            }
+            Ok(got) if same_on_the_wire(&got, &want) => taken += 1,
+            Ok(got) => failures.push(format!(
+                "{}:\n  P&T: {want:?}\n  Go:  {got:?}",
+                file.display()
+            )),
+            Err(e) => failures.push(format!("{}: {e}", file.display())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} fixtures answered differently:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(
+        taken >= 3,
+        "only {taken} fixtures taken on ({refused} refused)"
+    );
+    eprintln!("the Go peer took on {taken} P&T fixtures and refused {refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn go_peer_answers_as_the_python_sdk_function_does() {
+    let Some(go) = go_peer() else { return };
     let python = PyFunction::start(&["--insecure"]);
     let request = request();
     let timeout = Some(Duration::from_secs(10));

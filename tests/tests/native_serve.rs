@@ -4,7 +4,7 @@
 //! function does, and the conversions it runs the function through lose
 //! no field.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
@@ -12,6 +12,7 @@ use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_sdk as sdk;
 use xfn_tests::convert;
+use xfn_tests::patch_and_transform::{self, same_on_the_wire};
 use xfn_tests::peers::ListeningPeer;
 
 #[tokio::test]
@@ -20,19 +21,16 @@ async fn it_answers_every_fixture_as_the_native_function_does() {
     let client = connect("function-patch-and-transform", &server.target, None)
         .await
         .expect("client");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../functions/function-patch-and-transform/tests/fixtures");
-    let files = xfn_tests::fixtures(&dir);
-    assert!(files.len() >= 50, "only {} fixtures", files.len());
+    let fixtures = patch_and_transform::fixture_requests();
+    assert!(fixtures.len() >= 50, "only {} fixtures", fixtures.len());
     let mut failures = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).expect("read fixture");
-        let fixture: serde_json::Value = serde_json::from_str(&text).expect("fixture JSON");
-        let request: sdk::Request =
-            serde_json::from_value(fixture["request"].clone()).expect("fixture request");
-        let want = function_patch_and_transform::run(&request);
+    for (file, request) in &fixtures {
+        let want = function_patch_and_transform::run(request);
         let got = client
-            .call(&convert::request(request), Some(Duration::from_secs(10)))
+            .call(
+                &convert::request(request.clone()),
+                Some(Duration::from_secs(10)),
+            )
             .await
             .map(convert::response);
         match got {
@@ -48,27 +46,9 @@ async fn it_answers_every_fixture_as_the_native_function_does() {
         failures.is_empty(),
         "{} of {} fixtures differ:\n{}",
         failures.len(),
-        files.len(),
+        fixtures.len(),
         failures.join("\n")
     );
-}
-
-/// Whether two responses are equal as protobuf carries them: a `Struct`
-/// holds every number as a double, so 1 and 1.0 are the same number.
-fn same_on_the_wire(a: &sdk::Response, b: &sdk::Response) -> bool {
-    fn doubles(v: serde_json::Value) -> serde_json::Value {
-        use serde_json::Value;
-        match v {
-            Value::Number(n) => n.as_f64().map_or(Value::Number(n), |f| json!(f)),
-            Value::Array(items) => Value::Array(items.into_iter().map(doubles).collect()),
-            Value::Object(fields) => {
-                Value::Object(fields.into_iter().map(|(k, v)| (k, doubles(v))).collect())
-            }
-            other => other,
-        }
-    }
-    let json = |r: &sdk::Response| doubles(serde_json::to_value(r).expect("serializable"));
-    json(a) == json(b)
 }
 
 #[test]
