@@ -59,3 +59,39 @@ pub fn same_on_the_wire(a: &sdk::Response, b: &sdk::Response) -> bool {
     let json = |r: &sdk::Response| doubles(serde_json::to_value(r).expect("serializable"));
     json(a) == json(b)
 }
+
+/// How a server answered P&T's fixtures, against the native function.
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// Fixtures answered as the native function does.
+    pub same: usize,
+    /// Fixtures whose answer the caller set aside (see [`answer_fixtures`]).
+    pub set_aside: usize,
+    /// What differed or failed: the fixture, and both answers or the error.
+    pub differing: Vec<String>,
+}
+
+/// Sends each fixture's request through `call` and compares the answer
+/// with function-patch-and-transform's own, as protobuf carries it. An
+/// answer `set_aside` picks (say, a peer declining input it doesn't
+/// implement) is counted apart instead.
+pub async fn answer_fixtures<E: std::fmt::Display>(
+    fixtures: &[(PathBuf, sdk::Request)],
+    mut call: impl AsyncFnMut(&sdk::Request) -> Result<sdk::Response, E>,
+    set_aside: impl Fn(&sdk::Response) -> bool,
+) -> Answers {
+    let mut answers = Answers::default();
+    for (file, request) in fixtures {
+        let want = function_patch_and_transform::run(request);
+        match call(request).await {
+            Ok(got) if set_aside(&got) => answers.set_aside += 1,
+            Ok(got) if same_on_the_wire(&got, &want) => answers.same += 1,
+            Ok(got) => answers.differing.push(format!(
+                "{}:\n  native: {want:?}\n  served: {got:?}",
+                file.display()
+            )),
+            Err(e) => answers.differing.push(format!("{}: {e}", file.display())),
+        }
+    }
+    answers
+}

@@ -99,43 +99,38 @@ async fn go_peer_answers_as_patch_and_transform_does_where_it_takes_the_input_on
         "{got:?}"
     );
 
-    let (mut taken, mut refused, mut failures) = (0, 0, Vec::new());
-    for (file, request) in patch_and_transform::fixture_requests() {
-        let input = request.input.as_ref();
-        let field = |key: &str| input.and_then(|i| i.get(key)?.as_str());
-        if !field("apiVersion").is_some_and(|v| v.starts_with("pt.fn.crossplane.io/"))
-            || field("kind") != Some("Resources")
-        {
-            continue; // Not P&T's input: the Go peer does the Python function's work.
-        }
-        let want = function_patch_and_transform::run(&request);
-        match call(&request).await {
-            Ok(got)
-                if got.results.iter().any(|r| {
-                    r.severity == xfn_sdk::Severity::Fatal && r.message.starts_with(REFUSED)
-                }) =>
-            {
-                refused += 1
-            }
-            Ok(got) if same_on_the_wire(&got, &want) => taken += 1,
-            Ok(got) => failures.push(format!(
-                "{}:\n  P&T: {want:?}\n  Go:  {got:?}",
-                file.display()
-            )),
-            Err(e) => failures.push(format!("{}: {e}", file.display())),
-        }
-    }
+    // The fixtures with P&T's input; for others the Go peer does the
+    // Python function's work.
+    let fixtures: Vec<_> = patch_and_transform::fixture_requests()
+        .into_iter()
+        .filter(|(_, request)| {
+            let field = |key: &str| request.input.as_ref()?.get(key)?.as_str();
+            field("apiVersion").is_some_and(|v| v.starts_with("pt.fn.crossplane.io/"))
+                && field("kind") == Some("Resources")
+        })
+        .collect();
+    let refused = |got: &xfn_sdk::Response| {
+        got.results
+            .iter()
+            .any(|r| r.severity == xfn_sdk::Severity::Fatal && r.message.starts_with(REFUSED))
+    };
+    let answers = patch_and_transform::answer_fixtures(&fixtures, call, refused).await;
     assert!(
-        failures.is_empty(),
+        answers.differing.is_empty(),
         "{} fixtures answered differently:\n{}",
-        failures.len(),
-        failures.join("\n")
+        answers.differing.len(),
+        answers.differing.join("\n")
     );
     assert!(
-        taken >= 3,
-        "only {taken} fixtures taken on ({refused} refused)"
+        answers.same >= 3,
+        "only {} fixtures taken on ({} refused)",
+        answers.same,
+        answers.set_aside
     );
-    eprintln!("the Go peer took on {taken} P&T fixtures and refused {refused}");
+    eprintln!(
+        "the Go peer took on {} P&T fixtures and refused {}",
+        answers.same, answers.set_aside
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

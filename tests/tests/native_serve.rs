@@ -12,7 +12,7 @@ use xfn_host::Function as _;
 use xfn_host::grpc::connect;
 use xfn_sdk as sdk;
 use xfn_tests::convert;
-use xfn_tests::patch_and_transform::{self, same_on_the_wire};
+use xfn_tests::patch_and_transform;
 use xfn_tests::peers::ListeningPeer;
 
 #[tokio::test]
@@ -23,32 +23,28 @@ async fn it_answers_every_fixture_as_the_native_function_does() {
         .expect("client");
     let fixtures = patch_and_transform::fixture_requests();
     assert!(fixtures.len() >= 50, "only {} fixtures", fixtures.len());
-    let mut failures = Vec::new();
-    for (file, request) in &fixtures {
-        let want = function_patch_and_transform::run(request);
-        let got = client
-            .call(
-                &convert::request(request.clone()),
-                Some(Duration::from_secs(10)),
-            )
-            .await
-            .map(convert::response);
-        match got {
-            Ok(got) if same_on_the_wire(&got, &want) => {}
-            Ok(got) => failures.push(format!(
-                "{}:\n  native: {want:?}\n  served: {got:?}",
-                file.display()
-            )),
-            Err(e) => failures.push(format!("{}: {e}", file.display())),
-        }
-    }
+    let answers = patch_and_transform::answer_fixtures(
+        &fixtures,
+        async |request| {
+            client
+                .call(
+                    &convert::request(request.clone()),
+                    Some(Duration::from_secs(10)),
+                )
+                .await
+                .map(convert::response)
+        },
+        |_| false,
+    )
+    .await;
     assert!(
-        failures.is_empty(),
+        answers.differing.is_empty(),
         "{} of {} fixtures differ:\n{}",
-        failures.len(),
+        answers.differing.len(),
         fixtures.len(),
-        failures.join("\n")
+        answers.differing.join("\n")
     );
+    assert_eq!(answers.same, fixtures.len());
 }
 
 #[test]
