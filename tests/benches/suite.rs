@@ -1348,16 +1348,20 @@ impl Peer {
     /// xfn's own server with P&T run natively (src/bin/xfn-native-serve.rs):
     /// a served call's cost without the sandbox's.
     fn native_serve() -> Result<Peer, String> {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_xfn-native-serve"));
-        command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
-        Peer::start(command, false, Duration::from_secs(30), listening)
+        Peer::listening(Path::new(env!("CARGO_BIN_EXE_xfn-native-serve")))
     }
 
     /// The Go peer, built by tests/go-peer/build.sh (which `make bench`
     /// runs first, installing its packages; here it installs nothing).
     fn go() -> Result<Peer, String> {
-        let bin = xfn_tests::peers::build_go_peer()?;
-        let mut command = Command::new(bin);
+        Peer::listening(&xfn_tests::peers::build_go_peer()?)
+    }
+
+    /// A peer program that takes `--address` and `--max-seconds` and
+    /// announces its port with "LISTENING <port>" (the Go peer,
+    /// xfn-native-serve).
+    fn listening(program: &Path) -> Result<Peer, String> {
+        let mut command = Command::new(program);
         command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
         Peer::start(command, false, Duration::from_secs(30), listening)
     }

@@ -228,8 +228,12 @@ func patchOf(item interface{}) (patch, string) {
 			return patch{}, fmt.Sprintf("the patch field %q", key)
 		}
 	}
-	if kind, _ := fields["type"].(string); kind != "FromCompositeFieldPath" {
-		return patch{}, fmt.Sprintf("patches of type %q", text(fields["type"]))
+	switch kind, _ := fields["type"].(string); kind {
+	case "FromCompositeFieldPath":
+	case "":
+		return patch{}, "patches without a type"
+	default:
+		return patch{}, fmt.Sprintf("patches of type %q", kind)
 	}
 	from, _ := fields["fromFieldPath"].(string)
 	to, _ := fields["toFieldPath"].(string)
