@@ -16,7 +16,7 @@ PY_SDK_VERSION := 0.15.1
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
 
-.PHONY: all build wasm render test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain wasm-target clean
+.PHONY: all build wasm render test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
 
 all: build
 
@@ -28,7 +28,11 @@ all: build
 toolchain:
 	rustup toolchain install
 
-wasm-target: toolchain
+# wasmtime with xfn's patches, which Cargo.toml's [patch] builds against.
+third-party: toolchain
+	third_party/prepare.sh
+
+wasm-target: third-party
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 
 # Python SDK of Crossplane functions: a real peer for wire-compatibility tests.
@@ -125,13 +129,13 @@ fuzz: fuzz-tools
 		grep -E '^(#[0-9]+\s+DONE|Done [0-9]+ runs|stat::number_of_executed_units)' $(FUZZ_OUT)/$$t.log; \
 	done
 
-lint: toolchain
+lint: third-party
 	$(CARGO) fmt --all -- --check
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) clippy --workspace --all-targets -- -D warnings
 
-fmt:
+fmt: third-party
 	$(CARGO) fmt --all
 
-clean:
+clean: third-party
 	$(CARGO) clean
 	rm -rf $(VENV)
