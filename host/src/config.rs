@@ -27,13 +27,14 @@ pub struct HostConfig {
     /// kernel and faulted back in page by page; each pool slot may then
     /// hold this much resident after a call, within `resident_budget`.
     ///
-    /// None by default: measured with wasmtime 50 (`make bench`, item 1),
-    /// resetting the pages a warm patch-and-transform call wrote costs more
-    /// than faulting them in again (a warm call took 66.5 µs with none
-    /// kept, 126 µs with 1 MiB, 203 µs with 4 MiB). Wasmtime finds the
-    /// written pages with Linux's `PAGEMAP_SCAN`, and on Linux 6.18 that
-    /// also reports the untouched pages next to a touched one as written,
-    /// so the reset rewrites up to this many bytes whatever the call wrote.
+    /// Wasmtime finds the pages a call wrote with Linux's `PAGEMAP_SCAN`
+    /// and resets only those, so a slot keeps what its calls wrote, up to
+    /// this much, and resets it on every call. That needs the fix in
+    /// `third_party/wasmtime-pagemap-present.patch`: without it, Linux 6.18
+    /// reports a page table's untouched entries as written, and the reset
+    /// rewrites all it may keep. With it, a warm patch-and-transform call
+    /// faults in no page instead of nine, and costs about half as much
+    /// ([`DEFAULT_KEEP_RESIDENT_KIB`]).
     pub keep_resident: usize,
     /// Most bytes the whole pool keeps resident between calls: each memory
     /// slot keeps at most this divided by the number of memory slots (see
@@ -119,6 +120,15 @@ fn decommit_queues() -> usize {
         .min(16)
 }
 
+/// The default [`HostConfig::keep_resident`], in KiB. A warm
+/// patch-and-transform call of the docs example writes under 128 KiB of its
+/// memory, and keeping those pages makes it fault in none: in process it
+/// took 24–25 µs against 40–63 µs with none kept, in alternating runs on a
+/// 2-core VM. A slot keeps at most this much of what earlier calls wrote,
+/// and resets it all on each call (64 pages at most), so a call after a
+/// larger one pays a few µs more, not a copy of its memory.
+pub const DEFAULT_KEEP_RESIDENT_KIB: usize = 256;
+
 /// The default [`HostConfig::resident_budget`], in MiB.
 pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 512;
 
@@ -143,7 +153,7 @@ impl Default for HostConfig {
             pooling: true,
             max_concurrent_calls: 128,
             max_calls_per_function: None,
-            keep_resident: 0,
+            keep_resident: DEFAULT_KEEP_RESIDENT_KIB << 10,
             resident_budget: DEFAULT_RESIDENT_BUDGET_MIB << 20,
             decommit_batch: DEFAULT_DECOMMIT_BATCH,
         }

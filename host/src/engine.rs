@@ -400,7 +400,7 @@ mod tests {
         // 8 calls, each may keep 16 MiB.
         assert_eq!(config(128).keep_resident_per_slot(), 1 << 20);
         assert_eq!(config(8).keep_resident_per_slot(), 16 << 20);
-        assert_eq!(HostConfig::default().keep_resident_per_slot(), 0);
+        assert_eq!(HostConfig::default().keep_resident_per_slot(), 256 << 10);
         assert_eq!(config(128).reserved_slots(), 32);
         let wide_share = HostConfig {
             max_calls_per_function: Some(120),

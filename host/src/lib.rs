@@ -28,7 +28,9 @@ mod validate;
 mod wasm;
 
 pub use compile_cache::CompileCache;
-pub use config::{DEFAULT_DECOMMIT_BATCH, DEFAULT_RESIDENT_BUDGET_MIB, HostConfig};
+pub use config::{
+    DEFAULT_DECOMMIT_BATCH, DEFAULT_KEEP_RESIDENT_KIB, DEFAULT_RESIDENT_BUDGET_MIB, HostConfig,
+};
 pub use engine::HostEngine;
 pub use error::{CallError, Error};
 pub use function::Function;

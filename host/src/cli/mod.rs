@@ -133,8 +133,8 @@ pub struct ServerLimits {
     /// Of those, how many one function may hold, so that a slow function cannot starve the others (default: half).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_calls_per_function: Option<u32>,
-    /// Memory of each sandbox memory slot that stays resident for the next call instead of going back to the kernel, in KiB (default: none, fastest for calls that write a few MiB).
-    #[arg(long, default_value_t = 0, value_name = "KIB")]
+    /// Memory a call wrote that each sandbox memory slot keeps, reset in place, for the next call instead of giving it back to the kernel, in KiB (0: none).
+    #[arg(long, default_value_t = xfn_host::DEFAULT_KEEP_RESIDENT_KIB, value_name = "KIB")]
     pub keep_resident: usize,
     /// Most memory the instance pool keeps resident between calls, in MiB, over all its slots: caps --keep-resident.
     #[arg(long, default_value_t = xfn_host::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
