@@ -1,8 +1,9 @@
 //! A pooled memory keeps the pages its calls wrote, reset in place, so a
-//! warm call faults in no page: the pages are the fix that
-//! `third_party/wasmtime-pagemap-present.patch` carries into wasmtime. Its
-//! freshness (no call sees an earlier call's memory, even from swap) is
-//! `sandbox_isolation.rs`'s.
+//! warm call faults in no page. That works only with the fix
+//! `third_party/wasmtime-pagemap-present.patch` carries into wasmtime, so
+//! this test fails without it. That the reset keeps calls apart (no call
+//! sees an earlier call's memory, even from swap) is checked in
+//! `sandbox_isolation.rs`.
 
 use xfn_host::HostConfig;
 use xfn_tests::patch_and_transform::docs_request;
