@@ -133,9 +133,9 @@ lint: third-party
 	$(CARGO) fmt --all -- --check
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) clippy --workspace --all-targets -- -D warnings
 
-fmt: third-party
+fmt:
 	$(CARGO) fmt --all
 
-clean: third-party
+clean:
 	$(CARGO) clean
 	rm -rf $(VENV)

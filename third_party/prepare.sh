@@ -14,6 +14,16 @@ version=50.0.1
 # crates.io's checksum of wasmtime-50.0.1.crate (Cargo.lock's, before the patch).
 sha256=fdfacce893df54d319b29720e79edb001cd1b48faaf78fdb3b9c608eaeeea29f
 dest="$here/$name"
+
+# Cargo.toml's [patch] only takes effect for the version the workspace asks
+# for; for any other, cargo would warn that the patch is unused and build
+# the release as it is, without the fix.
+wanted="$(sed -n 's/^wasmtime = { version = "\([^"]*\)".*/\1/p' "$here/../Cargo.toml")"
+if [[ "$wanted" != "$version" ]]; then
+    echo "third_party: Cargo.toml asks for wasmtime '${wanted:-?}', but prepare.sh patches $version;" \
+        "set version and sha256 in third_party/prepare.sh to the new release and check that its patches still apply" >&2
+    exit 1
+fi
 patches=("$here"/wasmtime-*.patch)
 
 # What the prepared copy is made of: the release and each patch's content.

@@ -5,6 +5,8 @@
 //! sees an earlier call's memory, even from swap) is checked in
 //! `sandbox_isolation.rs`.
 
+use std::os::fd::AsRawFd;
+
 use xfn_host::HostConfig;
 use xfn_tests::patch_and_transform::docs_request;
 use xfn_tests::{load, runtime};
@@ -49,7 +51,6 @@ fn kernel_scans_page_maps() -> bool {
         size: size_of::<PmScanArg>() as u64,
         ..PmScanArg::default()
     };
-    use std::os::fd::AsRawFd;
     // SAFETY: an empty range, with no output vector to write.
     let rc = unsafe { libc::ioctl(pagemap.as_raw_fd(), PAGEMAP_SCAN, &mut arg) };
     rc >= 0
