@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use prost::Message as _;
 use prost_types::FileDescriptorSet;
 use prost_types::field_descriptor_proto::Type;
+use smallvec::SmallVec;
 
 /// The deepest message nesting accepted, counting the outermost message as
 /// level 1. Go's protobuf allows 10,000; a JSON object inside a
@@ -141,8 +142,9 @@ fn schema() -> &'static Schema {
     })
 }
 
-/// Levels the scan's stack has room for before it grows: a request's
-/// resources nest about 15–30 levels deep (three per JSON level).
+/// Levels the scan keeps on the thread's stack before it moves them to the
+/// heap: a request's resources nest about 15–30 levels deep (three per
+/// JSON level), so a typical scan allocates nothing.
 const TYPICAL_LEVELS: usize = 32;
 
 /// One open level: where it ends, its type (if known), and the group's
@@ -176,8 +178,7 @@ fn varint(buf: &[u8], pos: &mut usize) -> Result<u64, DepthError> {
 /// an error once it passes `limit`. Linear in `buf`, constant stack.
 pub fn message_depth(buf: &[u8], root: &str, limit: usize) -> Result<usize, DepthError> {
     let schema = schema();
-    // Room for a Kubernetes object's usual nesting in one allocation.
-    let mut stack = Vec::with_capacity(TYPICAL_LEVELS);
+    let mut stack = SmallVec::<[Level<'_>; TYPICAL_LEVELS]>::new();
     stack.push(Level {
         end: buf.len(),
         fields: schema.get(root),
