@@ -12,11 +12,12 @@
 //! own threads are not counted.
 //!
 //! The request is a composite resource of many small fields, as Kubernetes
-//! objects are, at 1 KiB and 1 MiB. The tests print bytes per call and the
-//! ratio to the request's size, and fail if either grows past its bound
-//! (below): issue 15's target of 3 × for the whole server at 1 MiB, half
-//! of it for the handler, and a margin over what was measured elsewhere
-//! (each bound gives its own). Both count calls in the steady state: the
+//! objects are, at 1 KiB and 1 MiB. The tests print bytes per call, the
+//! ratio to the request's size, and the bytes allocated per byte the
+//! request grows by; they fail if any grows past its bound (below): issue
+//! 15's target of 3 × for the whole server at 1 MiB and per request byte,
+//! half of it for the handler, and a margin over what was measured
+//! elsewhere (each bound gives its own). Both count calls in the steady state: the
 //! warm-up calls leave the server's pool of JSON text buffers holding
 //! what the next request needs, as a busy server's would.
 
@@ -155,6 +156,7 @@ fn serve_path_allocations_per_call_stay_bounded() {
         ("1 MiB", 1 << 20, BOUND_1MIB),
     ];
     let mut failures = Vec::new();
+    let mut measured = Vec::new();
     for (label, size, bound) in cases {
         let wire = request(size).encode_to_vec();
         let pool = TextPool::default();
@@ -169,7 +171,9 @@ fn serve_path_allocations_per_call_stay_bounded() {
         if ratio > bound {
             failures.push(format!("{label}: {ratio:.2} × > {bound} ×"));
         }
+        measured.push((wire.len(), bytes));
     }
+    failures.extend(per_request_byte("serve path", &measured, MARGINAL_BOUND));
     assert!(
         failures.is_empty(),
         "allocations per call grew: {failures:?}"
@@ -189,6 +193,28 @@ const BOUND_1KIB: f64 = 25.1;
 /// text's reuse: 2 303 965 bytes, 2.14 ×; and before either reuse, with
 /// a sort index of 32 bytes per entry: 3 143 155 bytes, 2.92 ×.
 const BOUND_1MIB: f64 = 1.5;
+
+/// Bytes allocated per byte the request grows by, between the smallest and
+/// the largest of `measured` (request bytes, bytes allocated per call):
+/// what a call allocates for its request, without what it allocates
+/// whatever the request (the fresh instance, HTTP/2's stream). Issue 15's
+/// "≤ 3× the request" read per byte of request. Printed, and a failure if
+/// over `bound`.
+fn per_request_byte(what: &str, measured: &[(usize, u64)], bound: f64) -> Option<String> {
+    let (&(small_wire, small), &(large_wire, large)) = (measured.first()?, measured.last()?);
+    let grown = large_wire.checked_sub(small_wire).filter(|&g| g > 0)?;
+    let per_byte = large.saturating_sub(small) as f64 / grown as f64;
+    let fixed = small as f64 - per_byte * small_wire as f64;
+    println!(
+        "{what}: {per_byte:.2} bytes allocated per request byte (bound {bound}), \
+         {fixed:.0} bytes per call whatever the request"
+    );
+    (per_byte > bound).then(|| format!("{what}: {per_byte:.2} bytes per request byte > {bound}"))
+}
+
+/// The handler's bytes per request byte: 1.02 when this bound was set (the
+/// codec's copy of the body, see [`BOUND_1MIB`]); half of issue 15's 3.
+const MARGINAL_BOUND: f64 = 1.5;
 
 /// Bytes the whole in-process server allocates per call, over `calls`
 /// calls from a client on the calling thread (not counted); the fewest of
@@ -278,6 +304,7 @@ fn the_whole_server_allocates_per_call_within_bounds() {
         ("1 MiB", 1 << 20, 10, SERVER_BOUND_1MIB),
     ];
     let mut failures = Vec::new();
+    let mut measured = Vec::new();
     for (label, size, batch, bound) in cases {
         let wire = request(size).encoded_len();
         let bytes = server_bytes_per_call(&client_rt, &client, &wit_request(size), batch);
@@ -289,7 +316,13 @@ fn the_whole_server_allocates_per_call_within_bounds() {
         if ratio > bound {
             failures.push(format!("{label}: {ratio:.2} × > {bound} ×"));
         }
+        measured.push((wire, bytes));
     }
+    failures.extend(per_request_byte(
+        "whole server",
+        &measured,
+        SERVER_MARGINAL_BOUND,
+    ));
     drop(client);
     drop(client_rt);
     server_rt.shutdown_timeout(Duration::from_secs(5));
@@ -314,3 +347,9 @@ const SERVER_BOUND_1KIB: f64 = 35.7;
 /// kept per thread instead of in one pool, calls that end on another
 /// thread than they started on missed them: up to 3.01 ×.
 const SERVER_BOUND_1MIB: f64 = 3.0;
+
+/// Issue 15's target, 3 × the request, per byte of request: 2.55 when this
+/// bound was set. At 1 KiB the whole server's allocations are almost all
+/// fixed costs of a call (34 KB: the fresh instance's, HTTP/2's, tonic's),
+/// which this leaves out.
+const SERVER_MARGINAL_BOUND: f64 = 3.0;
