@@ -77,6 +77,7 @@ fn main() {
         rows: Vec::new(),
         notes: Vec::new(),
         pt_in_host: None,
+        pt_in_host_idle: None,
         rt: tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -185,6 +186,9 @@ struct Suite {
     /// Item 1's warm in-process call of P&T, in ns, when it ran: item 4's
     /// targets add it to the Go peer's figures.
     pt_in_host: Option<f64>,
+    /// The same call after idling for [`IDLE_BETWEEN_CALLS`], in ns: about
+    /// how a call at 1 stream finds the machine.
+    pt_in_host_idle: Option<f64>,
     rt: tokio::runtime::Runtime,
 }
 
@@ -400,6 +404,7 @@ impl Suite {
         });
 
         self.pt_in_host = Some(in_host);
+        self.pt_in_host_idle = Some(in_host_idle);
         let item = "1 P&T warm call";
         self.rows.push(
             Row::micros(item, "wasm host (call_blocking)", in_host, "native", native).against(
@@ -894,6 +899,22 @@ impl Suite {
                 "p99 latency" => ("< Python".to_owned(), Some(value < peer)),
                 _ => ("—".to_owned(), None),
             };
+            // The 1-stream target again, with the in-process call timed as
+            // a call at 1 stream runs: after idling, not back to back.
+            if let (Some(go), "p50 latency", 1, Some(idle)) =
+                (&go, label, concurrency, self.pt_in_host_idle)
+            {
+                let idle = idle / 1e6;
+                peers.push((
+                    "Go peer + in-process call after idle",
+                    go[i].1 + idle,
+                    format!(
+                        "(informational: in-process call after {} µs idle, {idle:.3} ms)",
+                        IDLE_BETWEEN_CALLS.as_micros()
+                    ),
+                    None,
+                ));
+            }
             peers.push(("Python SDK", peer, target, met));
             for (peer_what, peer, target, met) in peers {
                 self.rows.push(Row {
