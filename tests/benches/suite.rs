@@ -209,21 +209,6 @@ fn python() -> PathBuf {
         .unwrap_or_else(|| workspace().join(".venv/bin/python"))
 }
 
-/// Minor page faults of this thread per run of `f`, over `runs` runs.
-fn minor_faults_per_run(runs: u32, mut f: impl FnMut()) -> f64 {
-    let faults = || {
-        // SAFETY: getrusage only writes the struct it is given.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-        usage.ru_minflt
-    };
-    let before = faults();
-    for _ in 0..runs {
-        f();
-    }
-    (faults() - before) as f64 / f64::from(runs)
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -385,12 +370,12 @@ impl Suite {
         });
         // Pages the kernel maps in per call (each a fault on this VM costs
         // about a microsecond), against those of the smallest function.
-        let call_faults = minor_faults_per_run(1000, || {
+        let call_faults = xfn_tests::minor_faults_per_run(1000, || {
             wasm.call_blocking(&host_request, None).expect("wasm call");
         });
         let hello = xfn_tests::load(&runtime, "function-hello", "hello");
         let hello_request = hello_request(0);
-        let hello_faults = minor_faults_per_run(1000, || {
+        let hello_faults = xfn_tests::minor_faults_per_run(1000, || {
             hello
                 .call_blocking(&hello_request, None)
                 .expect("hello call");

@@ -53,6 +53,24 @@ pub fn load(runtime: &WasmRuntime, name: &str, file: &str) -> Arc<WasmFunction> 
     )
 }
 
+/// Minor page faults of the calling thread per run of `f`, over `runs`
+/// runs: the pages the kernel mapped in for it.
+pub fn minor_faults_per_run(runs: u32, mut f: impl FnMut()) -> f64 {
+    let faults = || {
+        // SAFETY: a zeroed rusage is a valid value of the plain C struct.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage writes only into the struct it is given.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+        assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+        usage.ru_minflt
+    };
+    let before = faults();
+    for _ in 0..runs {
+        f();
+    }
+    (faults() - before) as f64 / f64::from(runs)
+}
+
 /// The `xfn` binary under test: `$XFN_BIN`, else built once with cargo
 /// into the workspace's target directory.
 pub fn xfn_bin() -> PathBuf {

@@ -9,16 +9,7 @@ use std::os::fd::AsRawFd;
 
 use xfn_host::HostConfig;
 use xfn_tests::patch_and_transform::docs_request;
-use xfn_tests::{load, runtime};
-
-/// Minor page faults of the calling thread so far.
-fn thread_faults() -> i64 {
-    // SAFETY: `getrusage` writes only into the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
-    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
-    usage.ru_minflt
-}
+use xfn_tests::{load, minor_faults_per_run, runtime};
 
 /// Whether this kernel has `PAGEMAP_SCAN` (Linux 6.7), which wasmtime's
 /// in-place reset needs to find the written pages; without it, wasmtime
@@ -77,12 +68,9 @@ fn a_warm_call_faults_in_no_page_of_its_memory() {
         for _ in 0..20 {
             f.call_blocking(&request, None).expect("warm-up call");
         }
-        let calls = 200;
-        let before = thread_faults();
-        for _ in 0..calls {
+        minor_faults_per_run(200, || {
             f.call_blocking(&request, None).expect("call");
-        }
-        (thread_faults() - before) as f64 / calls as f64
+        })
     };
 
     let kept = warm_faults_per_call(HostConfig::default());
