@@ -59,7 +59,12 @@ edition = "2024"
 $name = { version = "=$version", default-features = false }
 EOF
     echo "third_party: downloading $name $version" >&2
-    (cd "$here/.." && cargo fetch --quiet --manifest-path "$scratch/Cargo.toml")
+    if ! (cd "$here/.." && cargo fetch --quiet --manifest-path "$scratch/Cargo.toml"); then
+        echo "third_party: cannot download $name $version (above: cargo's reason); xfn builds against" \
+            "a patched copy of it, so check that cargo reaches its registry (crates.io or your mirror)" \
+            "and run make again" >&2
+        exit 1
+    fi
     crate="$(find_crate)"
     if [[ -z "$crate" ]]; then
         echo "third_party: cargo fetched $name $version, but its .crate is not under $cargo_home/registry/cache" >&2
