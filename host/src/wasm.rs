@@ -246,15 +246,10 @@ impl WasmFunction {
         );
         let mut store = Store::new(self.engine.engine(), sandbox);
         store.limiter(|s| &mut s.limits);
-        let deadline = Instant::now() + limit;
+        let started = Instant::now();
+        let deadline = started + limit;
         store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            Ok(if Instant::now() >= deadline {
-                UpdateDeadline::Interrupt
-            } else {
-                UpdateDeadline::Yield(1)
-            })
-        });
+        store.epoch_deadline_callback(move |_| Ok(at_tick(started, deadline, Instant::now())));
         store
     }
 
@@ -284,6 +279,28 @@ impl WasmFunction {
             format!("{cause}; the function printed: {stderr}")
         };
         CallError::Trap { function, message }
+    }
+}
+
+/// How long a call's guest computes before it yields at an epoch tick.
+///
+/// A yield lets the task's thread serve others, and moves a served call
+/// off the thread that received it (see `grpc::call_threads`). A call
+/// shorter than this never yields, so it isn't handed to another thread
+/// just because a tick fell while it ran; one that computes longer yields
+/// at every tick from then on.
+const YIELD_AFTER: Duration = Duration::from_millis(1);
+
+/// What a guest that started at `started` does at an epoch tick at `now`:
+/// stop at its deadline, else go on, yielding first once it has computed
+/// for [`YIELD_AFTER`].
+fn at_tick(started: Instant, deadline: Instant, now: Instant) -> UpdateDeadline {
+    if now >= deadline {
+        UpdateDeadline::Interrupt
+    } else if now.saturating_duration_since(started) < YIELD_AFTER {
+        UpdateDeadline::Continue(1)
+    } else {
+        UpdateDeadline::Yield(1)
     }
 }
 
@@ -438,6 +455,33 @@ mod tests {
         let exceeded = store.data().limits.exceeded();
         assert_eq!(outcome.is_err(), exceeded.is_some(), "{:?}", outcome.err());
         exceeded
+    }
+
+    #[test]
+    fn a_guest_yields_at_a_tick_only_once_it_has_computed_a_while() {
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(1);
+        let at = |after: Duration| at_tick(started, deadline, started + after);
+        assert!(matches!(at(Duration::ZERO), UpdateDeadline::Continue(1)));
+        assert!(matches!(
+            at(YIELD_AFTER - Duration::from_micros(1)),
+            UpdateDeadline::Continue(1)
+        ));
+        assert!(matches!(at(YIELD_AFTER), UpdateDeadline::Yield(1)));
+        assert!(matches!(
+            at(Duration::from_millis(999)),
+            UpdateDeadline::Yield(1)
+        ));
+        assert!(matches!(
+            at(Duration::from_secs(1)),
+            UpdateDeadline::Interrupt
+        ));
+        // A deadline shorter than YIELD_AFTER still stops the guest.
+        let short = started + YIELD_AFTER / 2;
+        assert!(matches!(
+            at_tick(started, short, short),
+            UpdateDeadline::Interrupt
+        ));
     }
 
     /// 48 MiB in pages.
