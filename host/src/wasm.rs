@@ -282,18 +282,19 @@ impl WasmFunction {
     }
 }
 
-/// How long a call's guest computes before it yields at an epoch tick.
+/// How long a call's guest runs (since its sandbox was made) before it
+/// yields at an epoch tick.
 ///
 /// A yield lets the task's thread serve others, and moves a served call
 /// off the thread that received it (see `grpc::call_threads`). A call
 /// shorter than this never yields, so it isn't handed to another thread
-/// just because a tick fell while it ran; one that computes longer yields
-/// at every tick from then on.
+/// just because a tick fell while it ran; one that runs longer yields at
+/// every tick from then on.
 const YIELD_AFTER: Duration = Duration::from_millis(1);
 
 /// What a guest that started at `started` does at an epoch tick at `now`:
-/// stop at its deadline, else go on, yielding first once it has computed
-/// for [`YIELD_AFTER`].
+/// stop at its deadline, else go on, yielding first once it has run for
+/// [`YIELD_AFTER`].
 fn at_tick(started: Instant, deadline: Instant, now: Instant) -> UpdateDeadline {
     if now >= deadline {
         UpdateDeadline::Interrupt
@@ -458,7 +459,7 @@ mod tests {
     }
 
     #[test]
-    fn a_guest_yields_at_a_tick_only_once_it_has_computed_a_while() {
+    fn a_guest_yields_at_a_tick_only_once_it_has_run_a_while() {
         let started = Instant::now();
         let deadline = started + Duration::from_secs(1);
         let at = |after: Duration| at_tick(started, deadline, started + after);

@@ -55,11 +55,11 @@ impl CallThreads {
     /// Runs `call` to its end. It starts on the calling task, so a call
     /// that finishes without waiting (most do) costs no hand-off between
     /// threads. The first time it waits (for a call slot, or at an epoch
-    /// tick once its guest has computed for 1 ms) it moves to the call
+    /// tick once its guest has run for 1 ms) it moves to the call
     /// threads, so the caller's thread goes back to serving connections;
     /// once it has computed for `demote_after` there, it moves to the
-    /// long-call threads. The error is a panic in the call, or a runtime that shut
-    /// down under it.
+    /// long-call threads. The error is a panic in the call, or a runtime
+    /// that shut down under it.
     pub async fn run<F>(&self, call: F) -> Result<F::Output, CallLost>
     where
         F: Future + Send + 'static,
