@@ -17,9 +17,9 @@
 //! request grows by; they fail if any grows past its bound (below): issue
 //! 15's target of 3 × for the whole server at 1 MiB and per request byte,
 //! half of it for the handler, and a margin over what was measured
-//! elsewhere (each bound gives its own). Both count calls in the steady state: the
-//! warm-up calls leave the server's pool of JSON text buffers holding
-//! what the next request needs, as a busy server's would.
+//! elsewhere (each bound gives its own). Both count calls in the steady
+//! state: the warm-up calls leave the server's pool of JSON text buffers
+//! holding what the next request needs, as a busy server's would.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
