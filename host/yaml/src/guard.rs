@@ -1,29 +1,42 @@
 //! Refusing hostile YAML before it is parsed for real: flow nesting so deep
 //! that the parser (libyaml's scanner, under `serde_yaml_ng`) would take
-//! quadratic time to reach its own depth refusal, and aliases that expand a
-//! small text into gigabytes.
+//! quadratic time to reach its own depth refusal, texts of so many nodes
+//! that loading them takes gigabytes, and aliases that expand a small text
+//! into gigabytes.
 //!
-//! [`check`] runs in time linear in the text (the alias budget bounds the
-//! work of its counting pass too), allocates nothing per node, and lets
+//! [`check`] runs in time linear in the text and in memory bounded by its
+//! nesting and anchors (it streams parse events and keeps none), and lets
 //! through every text whose refusal is not its business: a syntax error
-//! is left for the real parse to report.
+//! is left for the real parse to report. It also bounds the number of
+//! parse events ([`MAX_EVENTS`]), which is what the real parse costs in
+//! memory before any value is built.
 
-use std::cell::Cell;
-use std::fmt;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
 
-use serde::de::{self, DeserializeSeed, EnumAccess, MapAccess, SeqAccess};
-use serde::de::{VariantAccess, Visitor};
+use libyaml_safer::EventData;
 
 /// The deepest nesting of flow collections (`[` and `{`) accepted. The
 /// parser refuses anything nested over 128 levels anyway; this only keeps
 /// it from spending quadratic time before it does.
 pub const MAX_FLOW_DEPTH: usize = 256;
 
+/// The most parse events (nodes, aliases, and the ends of collections and
+/// documents) a text may have: 2,097,152. YAML's loader keeps every event
+/// of a document before it builds a value, at up to 130 times the bytes of
+/// the text for one-letter flow-list items, so this bounds the memory a
+/// text can cost whatever its shape (about 300 MiB at worst); a real
+/// Kubernetes object takes 10 to 20 bytes of text a node.
+pub const MAX_EVENTS: u64 = 1 << 21;
+
 /// The expanded size, through aliases, that any text may reach: 64 MiB.
 pub const MIN_EXPANDED_BUDGET: u64 = 64 << 20;
 
+/// The expanded size no text may pass, however long: 512 MiB.
+pub const MAX_EXPANDED_BUDGET: u64 = 512 << 20;
+
 /// How many times its own length a text may expand to, if that is more
-/// than [`MIN_EXPANDED_BUDGET`].
+/// than [`MIN_EXPANDED_BUDGET`] (and at most [`MAX_EXPANDED_BUDGET`]).
 pub const EXPANSION_FACTOR: u64 = 40;
 
 /// What each node counts for in the expanded size, besides its scalar's
@@ -41,6 +54,15 @@ pub enum Refusal {
         /// The limit.
         limit: usize,
     },
+    /// The text has more parse events than [`MAX_EVENTS`].
+    #[error(
+        "YAML text has more than {limit} nodes (scalars, collections and aliases); \
+         refusing it before it is loaded"
+    )]
+    TooManyNodes {
+        /// The limit.
+        limit: u64,
+    },
     /// Aliases expand the text past its budget.
     #[error(
         "YAML aliases expand the document to more than {limit} bytes \
@@ -56,14 +78,14 @@ pub enum Refusal {
 pub fn expanded_budget(len: usize) -> u64 {
     (len as u64)
         .saturating_mul(EXPANSION_FACTOR)
-        .max(MIN_EXPANDED_BUDGET)
+        .clamp(MIN_EXPANDED_BUDGET, MAX_EXPANDED_BUDGET)
 }
 
-/// Checks `text` for excessive flow nesting, then for alias expansion past
-/// [`expanded_budget`].
+/// Checks `text` for excessive flow nesting, then for more than
+/// [`MAX_EVENTS`] parse events or alias expansion past [`expanded_budget`].
 pub fn check(text: &str) -> Result<(), Refusal> {
     check_flow_depth(text, MAX_FLOW_DEPTH)?;
-    check_expansion(text, expanded_budget(text.len()))
+    check_events(text, MAX_EVENTS, expanded_budget(text.len()))
 }
 
 /// Refuses flow collections nested deeper than `limit`, in one pass.
@@ -233,121 +255,109 @@ impl Scan {
 /// Refuses a text whose documents, with every alias expanded, count more
 /// than `budget` bytes. The count stops as soon as the budget is spent.
 pub fn check_expansion(text: &str, budget: u64) -> Result<(), Refusal> {
-    let left = Cell::new(budget);
-    let exceeded = Cell::new(false);
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let counted = Count {
-            left: &left,
-            exceeded: &exceeded,
-        }
-        .deserialize(document);
-        if exceeded.get() {
-            return Err(Refusal::TooLarge { limit: budget });
-        }
-        if counted.is_err() {
-            // Malformed: the real parse reports it, with its own words.
+    check_events(text, u64::MAX, budget)
+}
+
+/// Refuses a text of more than `max_events` parse events, or whose
+/// documents, with every alias expanded, count more than `budget` bytes
+/// ([`NODE_COST`] a node plus its scalar's bytes).
+///
+/// The events are streamed from a port of libyaml, the parser
+/// `serde_yaml_ng` runs, one at a time: the check keeps only the open
+/// collections and the expanded size of each anchor, so it runs in time
+/// linear in the text and in memory bounded by its nesting and anchors.
+/// A text the parser refuses is let through at its first error: the real
+/// parse, with the same grammar, stops there too and reports it in its own
+/// words, having loaded no more events than were counted.
+pub fn check_events(text: &str, max_events: u64, budget: u64) -> Result<(), Refusal> {
+    // Read through a small buffer: the parser's reader keeps what it was
+    // handed as characters, so a whole text at once would cost six times
+    // its size.
+    let mut parser = libyaml_safer::Parser::new();
+    parser.set_input(std::io::BufReader::new(text.as_bytes()));
+    let mut tally = Tally::new(max_events, budget);
+    for event in parser {
+        let Ok(event) = event else {
+            return Ok(());
+        };
+        if tally.add(event.data)?.is_break() {
             return Ok(());
         }
     }
     Ok(())
 }
 
-/// Walks a document as a value would be built, charging each node.
-#[derive(Clone, Copy)]
-struct Count<'a> {
-    left: &'a Cell<u64>,
-    exceeded: &'a Cell<bool>,
+/// The running count of [`check_events`].
+struct Tally {
+    events: u64,
+    max_events: u64,
+    /// The expanded size so far, in the text's order.
+    expanded: u64,
+    budget: u64,
+    /// The open collections: each one's anchor and the expanded size when
+    /// it opened.
+    open: Vec<(Option<String>, u64)>,
+    /// The expanded size of each anchored node, by anchor (a later
+    /// anchor of the same name replaces it, as in YAML).
+    anchors: HashMap<String, u64>,
 }
 
-impl Count<'_> {
-    fn charge<E: de::Error>(self, scalar: usize) -> Result<(), E> {
-        let cost = NODE_COST.saturating_add(scalar as u64);
-        match self.left.get().checked_sub(cost) {
-            Some(left) => {
-                self.left.set(left);
-                Ok(())
-            }
-            None => {
-                self.exceeded.set(true);
-                Err(E::custom("the expanded-size budget is spent"))
-            }
+impl Tally {
+    fn new(max_events: u64, budget: u64) -> Tally {
+        Tally {
+            events: 0,
+            max_events,
+            expanded: 0,
+            budget,
+            open: Vec::new(),
+            anchors: HashMap::new(),
         }
     }
-}
 
-impl<'de> DeserializeSeed<'de> for Count<'_> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Count<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any YAML node")
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
-        self.charge(s.len())
-    }
-
-    fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<(), E> {
-        self.charge(b.len())
+    /// Counts one event; `Break` when the rest is the real parser's to
+    /// report (an alias to no anchor).
+    fn add(&mut self, event: EventData) -> Result<ControlFlow<()>, Refusal> {
+        self.events += 1;
+        if self.events > self.max_events {
+            return Err(Refusal::TooManyNodes {
+                limit: self.max_events,
+            });
+        }
+        match event {
+            EventData::Scalar { anchor, value, .. } => {
+                let start = self.expanded;
+                self.charge(NODE_COST.saturating_add(value.len() as u64))?;
+                if let Some(anchor) = anchor {
+                    self.anchors.insert(anchor, self.expanded - start);
+                }
+            }
+            EventData::SequenceStart { anchor, .. } | EventData::MappingStart { anchor, .. } => {
+                self.open.push((anchor, self.expanded));
+                self.charge(NODE_COST)?;
+            }
+            EventData::SequenceEnd | EventData::MappingEnd => {
+                if let Some((Some(anchor), start)) = self.open.pop() {
+                    self.anchors.insert(anchor, self.expanded - start);
+                }
+            }
+            EventData::Alias { anchor } => match self.anchors.get(&anchor) {
+                Some(&size) => self.charge(size)?,
+                None => return Ok(ControlFlow::Break(())),
+            },
+            EventData::StreamStart { .. }
+            | EventData::StreamEnd
+            | EventData::DocumentStart { .. }
+            | EventData::DocumentEnd { .. } => {}
+        }
+        Ok(ControlFlow::Continue(()))
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<(), E> {
-        self.charge(0)
-    }
-
-    fn visit_some<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_newtype_struct<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.charge(0)?;
-        while seq.next_element_seed(self)?.is_some() {}
-        Ok(())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.charge(0)?;
-        while map.next_key_seed(self)?.is_some() {
-            map.next_value_seed(self)?;
+    fn charge(&mut self, cost: u64) -> Result<(), Refusal> {
+        self.expanded = self.expanded.saturating_add(cost);
+        if self.expanded > self.budget {
+            return Err(Refusal::TooLarge { limit: self.budget });
         }
         Ok(())
-    }
-
-    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<(), A::Error> {
-        // A tagged node (`!tag value`): the tag, then the value.
-        let ((), variant) = data.variant_seed(self)?;
-        variant.newtype_variant_seed(self)
     }
 }
 
@@ -408,6 +418,48 @@ mod tests {
         );
         // A syntax error is the real parser's to report.
         assert!(check_expansion("a: [\n", 1000).is_ok());
+    }
+
+    #[test]
+    fn node_count_is_bounded() {
+        let items = |n: usize| format!("[{}]\n", vec!["a"; n].join(","));
+        // n scalars, the sequence's start and end, and the stream's and
+        // document's start and end.
+        assert!(check_events(&items(10), 16, u64::MAX).is_ok());
+        assert_eq!(
+            check_events(&items(11), 16, u64::MAX),
+            Err(Refusal::TooManyNodes { limit: 16 })
+        );
+        // Block sequences count alike.
+        let block = "- a\n".repeat(20);
+        assert!(check_events(&block, 16, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn anchors_are_charged_at_their_expanded_size() {
+        // Each level doubles the one before: 2^20 nodes from 21 lines.
+        let mut text = String::from("a0: &a0 [x, y]\n");
+        for i in 1..=20 {
+            text.push_str(&format!("a{i}: &a{i} [*a{}, *a{}]\n", i - 1, i - 1));
+        }
+        assert_eq!(
+            check_expansion(&text, 1 << 20),
+            Err(Refusal::TooLarge { limit: 1 << 20 })
+        );
+        assert!(check_expansion(&text, 1 << 30).is_ok());
+        // A redefined anchor counts at its latest size.
+        let redefined = "a: &x [1, 2, 3, 4, 5, 6, 7, 8]\nb: &x 1\nc: [*x, *x, *x, *x, *x, *x]\n";
+        assert!(check_expansion(redefined, 800).is_ok());
+        assert!(check_expansion(redefined, 600).is_err());
+        // An alias to no anchor is the real parser's to report.
+        assert!(check_expansion("a: *nowhere\n", 100).is_ok());
+    }
+
+    #[test]
+    fn the_expanded_budget_is_clamped() {
+        assert_eq!(expanded_budget(0), MIN_EXPANDED_BUDGET);
+        assert_eq!(expanded_budget(4 << 20), 160 << 20);
+        assert_eq!(expanded_budget(64 << 20), MAX_EXPANDED_BUDGET);
     }
 
     #[test]
