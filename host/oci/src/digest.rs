@@ -20,6 +20,13 @@ impl Digest {
         }
     }
 
+    /// The digest of what `hasher` was fed.
+    pub(crate) fn from_sha256(hasher: Sha256) -> Digest {
+        Digest {
+            hex: format!("{:x}", hasher.finalize()),
+        }
+    }
+
     /// The 64 lowercase hex digits, without the algorithm.
     pub fn hex(&self) -> &str {
         &self.hex

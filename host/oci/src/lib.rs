@@ -19,6 +19,7 @@
 //! names the reference it concerns ([`Error`]).
 
 mod auth;
+pub mod base_layer;
 mod body;
 pub mod cache;
 pub mod component;
@@ -37,11 +38,13 @@ mod transport;
 pub mod xpkg;
 
 pub use cache::{CACHE_DIR_ENV, Cache};
-pub use component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, Item, ItemKind};
+pub use component::{
+    ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, Item, ItemKind, MAX_CODE_BYTES, MAX_FUNCTIONS,
+};
 pub use digest::Digest;
 pub use error::{Error, Result};
 pub use layout::Layout;
-pub use memories::MAX_MEMORIES;
+pub use memories::{MAX_MEMORIES, MAX_TABLES};
 pub use options::{
     DEFAULT_MAX_LAYER_SIZE, DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
 };

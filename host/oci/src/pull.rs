@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use oci_client::RegistryOperation;
 use oci_client::manifest::{OciDescriptor, OciImageIndex, OciImageManifest, OciManifest};
 
+use crate::base_layer::BaseLayer;
 use crate::body::BodyError;
 use crate::cache::Cache;
 use crate::component::ComponentInfo;
@@ -72,18 +73,46 @@ pub async fn resolve(
     let reference = ImageRef::parse(reference)?;
     let cache = Cache::new(&options.cache_dir);
     match policy {
-        PullPolicy::Never => {
-            from_cache(&reference, &cache, options)?.ok_or_else(|| Error::NotCached {
+        PullPolicy::Never => from_cache_off_runtime(&reference, &cache, options)
+            .await?
+            .ok_or_else(|| Error::NotCached {
                 reference: reference.text().to_owned(),
                 cache: cache.root().to_owned(),
-            })
+            }),
+        PullPolicy::IfNotPresent => {
+            match from_cache_off_runtime(&reference, &cache, options).await? {
+                Some(found) => Ok(found),
+                None => from_registry_in_time(&reference, &cache, options).await,
+            }
         }
-        PullPolicy::IfNotPresent => match from_cache(&reference, &cache, options)? {
-            Some(found) => Ok(found),
-            None => from_registry_in_time(&reference, &cache, options).await,
-        },
         PullPolicy::Always => from_registry_in_time(&reference, &cache, options).await,
     }
+}
+
+/// Runs `work` (reading and checking blobs: file reads, hashing,
+/// decompressing, parsing) on a blocking thread, so that a large or
+/// hostile package never stalls the async runtime that serves calls,
+/// probes and leases.
+async fn off_runtime<T: Send + 'static>(
+    reference: &ImageRef,
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Error::Layout {
+            reference: reference.text().to_owned(),
+            reason: format!("checking the package failed: {e}"),
+        })
+    })
+}
+
+/// [`from_cache`] on a blocking thread.
+async fn from_cache_off_runtime(
+    reference: &ImageRef,
+    cache: &Cache,
+    options: &RegistryOptions,
+) -> Result<Option<PulledFunction>> {
+    let (owned, cache, options) = (reference.clone(), cache.clone(), options.clone());
+    off_runtime(reference, move || from_cache(&owned, &cache, &options)).await
 }
 
 /// Pulls from registries that succeeded and that failed, in this process.
@@ -304,7 +333,10 @@ async fn from_registry(
         base,
         layout: selected.layout,
     };
-    let pulled = finish(reference, cache, fetched, false)?;
+    let pulled = {
+        let (owned, cache) = (reference.clone(), cache.clone());
+        off_runtime(reference, move || finish(&owned, &cache, fetched, false)).await?
+    };
 
     // Everything is verified: store the manifests, then the tag record.
     for (digest, bytes) in &manifests {
@@ -332,11 +364,17 @@ fn finish(
         })?;
     component.check_runnable(&text)?;
     let config_json = json(&fetched.config);
-    let metadata = match &fetched.base {
-        Some(layer) => package::from_package_layer(layer).map_err(|reason| Error::Metadata {
-            reference: text.clone(),
-            reason,
-        })?,
+    // Read once, however many times the manifest lists it.
+    let base = fetched.base.as_deref().map(BaseLayer::read);
+    let metadata = match &base {
+        Some(read) => read
+            .package_yaml
+            .clone()
+            .and_then(|text| package::from_package_yaml(&text))
+            .map_err(|reason| Error::Metadata {
+                reference: text.clone(),
+                reason,
+            })?,
         None => package::from_annotations(
             fetched.manifest.annotations.as_ref(),
             config_json.as_ref(),
@@ -344,8 +382,10 @@ fn finish(
         ),
     };
     let package_layer = fetched.base.as_deref().map(Digest::of);
-    let package_problems = match &fetched.base {
-        Some(layer) if fetched.layout == Layout::Xpkg => crossplane_problems(&fetched, layer),
+    let package_problems = match (&fetched.base, &base) {
+        (Some(layer), Some(read)) if fetched.layout == Layout::Xpkg => {
+            crossplane_problems(&fetched, layer, read)
+        }
         _ => Vec::new(),
     };
     if !package_problems.is_empty() {
@@ -387,7 +427,7 @@ fn finish(
 
 /// What Crossplane would refuse in an xpkg: the image's problems, and an
 /// index it couldn't pick an entry from.
-fn crossplane_problems(fetched: &Fetched, layer: &[u8]) -> Vec<String> {
+fn crossplane_problems(fetched: &Fetched, layer: &[u8], read: &BaseLayer) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(index) = &fetched.index
         && xpkg::crossplane_index_entry(index).is_none()
@@ -397,7 +437,8 @@ fn crossplane_problems(fetched: &Fetched, layer: &[u8]) -> Vec<String> {
              the one Crossplane's package manager reads",
         ));
     }
-    problems.extend(xpkg::check(&fetched.manifest, &fetched.config, Some(layer)).problems);
+    problems
+        .extend(xpkg::check_read(&fetched.manifest, &fetched.config, Some((layer, read))).problems);
     problems
 }
 

@@ -82,7 +82,7 @@
 //!   wasm artifact, and of the index entry xfn picks.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 
 use oci_client::manifest::{
@@ -90,12 +90,11 @@ use oci_client::manifest::{
 };
 use serde_yaml_ng::Value;
 
+use crate::base_layer::BaseLayer;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::layout::{WASM_LAYER, WASM_LAYER_MEDIA_TYPES, XPKG_ANNOTATION, XPKG_BASE, XPKG_WASM};
-use crate::package::{
-    CROSSPLANE_DESCRIPTION, FunctionMetadata, MAX_UNPACKED, MetadataSource, PACKAGE_FILE,
-};
+use crate::package::{CROSSPLANE_DESCRIPTION, FunctionMetadata, MetadataSource, PACKAGE_FILE};
 use crate::push::Artifact;
 
 /// The media type of an OCI image config.
@@ -107,13 +106,7 @@ pub const OCI_LAYER_TAR_GZIP: &str = "application/vnd.oci.image.layer.v1.tar+gzi
 /// The capabilities Crossplane gives meaning to for a Function.
 pub const FUNCTION_CAPABILITIES: [&str; 2] = ["composition", "operation"];
 
-/// The largest `crossplane.yaml` xfn packs: 4 MiB. Crossplane reads up to
-/// 200 MiB, but a Function's metadata and input CRDs are a few KiB.
-pub const MAX_PACKAGE_YAML: u64 = 4 << 20;
-
-/// The most of `package.yaml` Crossplane reads (crossplane-runtime
-/// `pkg/xpkg/client.go:91-93`).
-pub const CROSSPLANE_MAX_PACKAGE_YAML: u64 = 200 << 20;
+pub use crate::base_layer::{CROSSPLANE_MAX_PACKAGE_YAML, MAX_PACKAGE_YAML};
 
 /// The API group of package metadata.
 const META_GROUP: &str = "meta.pkg.crossplane.io";
@@ -124,10 +117,6 @@ const META_KINDS: &[(&str, &[&str])] = &[
     ("v1beta1", &["Function"]),
     ("v1alpha1", &["Configuration", "Provider"]),
 ];
-
-/// The gzip and zstd magic numbers.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// The author's package metadata file (`crossplane.yaml`), as read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -631,6 +620,21 @@ impl Check {
 /// fetched) holds a `package.yaml` at its root that parses as one Function
 /// with known capabilities.
 pub fn check(manifest: &OciImageManifest, config: &[u8], package_layer: Option<&[u8]>) -> Check {
+    let read = package_layer.map(|bytes| (bytes, BaseLayer::read(bytes)));
+    check_read(
+        manifest,
+        config,
+        read.as_ref().map(|(bytes, base)| (*bytes, base)),
+    )
+}
+
+/// [`check`], with the package layer already read (a layer is read once,
+/// however many times the manifest lists it).
+pub(crate) fn check_read(
+    manifest: &OciImageManifest,
+    config: &[u8],
+    package_layer: Option<(&[u8], &BaseLayer)>,
+) -> Check {
     let mut problems = Vec::new();
     let annotation = |l: &OciDescriptor| {
         l.annotations
@@ -662,7 +666,7 @@ pub fn check(manifest: &OciImageManifest, config: &[u8], package_layer: Option<&
             check_diff_ids(
                 manifest,
                 &config,
-                package_layer,
+                package_layer.map(|(_, base)| base),
                 bases.first(),
                 &mut problems,
             );
@@ -672,7 +676,7 @@ pub fn check(manifest: &OciImageManifest, config: &[u8], package_layer: Option<&
     let mut package = None;
     match package_layer {
         None => {}
-        Some(bytes) => {
+        Some((bytes, read)) => {
             if let Some(base) = bases.first()
                 && !base
                     .digest
@@ -684,9 +688,9 @@ pub fn check(manifest: &OciImageManifest, config: &[u8], package_layer: Option<&
                     base.digest
                 ));
             }
-            match read_package_yaml(bytes) {
-                Err(problem) => problems.push(problem),
-                Ok(text) => match parse_package_yaml(&text) {
+            match &read.package_yaml {
+                Err(problem) => problems.push(problem.clone()),
+                Ok(text) => match parse_package_yaml(text) {
                     Ok(parsed) => package = Some(parsed),
                     Err(found) => {
                         problems.extend(found.into_iter().map(|p| format!("{PACKAGE_FILE}: {p}")))
@@ -695,7 +699,43 @@ pub fn check(manifest: &OciImageManifest, config: &[u8], package_layer: Option<&
             }
         }
     }
-    Check { problems, package }
+    Check {
+        problems: summarized(problems),
+        package,
+    }
+}
+
+/// The most problems a [`Check`] lists; the rest are counted.
+pub const MAX_PROBLEMS: usize = 16;
+
+/// The longest problem a [`Check`] quotes, in characters.
+pub const MAX_PROBLEM_LEN: usize = 512;
+
+/// Problems without repeats, each cut to [`MAX_PROBLEM_LEN`], at most
+/// [`MAX_PROBLEMS`] of them and a count of the rest: an image can list
+/// thousands of wrong layers, and each problem quotes what the image says.
+fn summarized(problems: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    let mut more = 0usize;
+    for problem in problems {
+        let problem = match problem.char_indices().nth(MAX_PROBLEM_LEN) {
+            Some((cut, _)) => format!("{}…", &problem[..cut]),
+            None => problem,
+        };
+        if !seen.insert(problem.clone()) {
+            continue;
+        }
+        if out.len() < MAX_PROBLEMS {
+            out.push(problem);
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        out.push(format!("and {more} more problems"));
+    }
+    out
 }
 
 /// The labels `io.crossplane.xpkg:<digest>` must name layers of the
@@ -743,7 +783,7 @@ fn check_labels(
 fn check_diff_ids(
     manifest: &OciImageManifest,
     config: &serde_json::Value,
-    package_layer: Option<&[u8]>,
+    package_layer: Option<&BaseLayer>,
     base: Option<&&OciDescriptor>,
     problems: &mut Vec<String>,
 ) {
@@ -774,8 +814,8 @@ fn check_diff_ids(
             Some(layer.digest.clone())
         } else if base.is_some_and(|b| b.digest == layer.digest) {
             package_layer
-                .and_then(|bytes| uncompressed(bytes).ok())
-                .map(|tar| Digest::of(&tar).to_string())
+                .and_then(|read| read.diff_id.as_ref().ok())
+                .map(Digest::to_string)
         } else {
             None
         };
@@ -790,65 +830,10 @@ fn check_diff_ids(
     }
 }
 
-/// A layer's bytes uncompressed (gzip or none; at most [`MAX_UNPACKED`]).
-fn uncompressed(layer: &[u8]) -> Result<Vec<u8>, String> {
-    if layer.starts_with(&ZSTD_MAGIC) {
-        return Err(String::from(
-            "the base layer is zstd-compressed, which Crossplane reads but xfn cannot check",
-        ));
-    }
-    if !layer.starts_with(&GZIP_MAGIC) {
-        return Ok(layer.to_vec());
-    }
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(layer)
-        .take(MAX_UNPACKED + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| format!("the base layer is not valid gzip: {e}"))?;
-    if out.len() as u64 > MAX_UNPACKED {
-        return Err(format!(
-            "the base layer unpacks to over {MAX_UNPACKED} bytes"
-        ));
-    }
-    Ok(out)
-}
-
 /// `package.yaml` from a base layer, found as Crossplane finds it: the
 /// first tar entry whose base name is `package.yaml`.
 pub(crate) fn read_package_yaml(layer: &[u8]) -> Result<String, String> {
-    let tar = uncompressed(layer)?;
-    let mut archive = tar::Archive::new(tar.as_slice());
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("the base layer is not a tar archive: {e}"))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| format!("cannot read the base layer: {e}"))?;
-        let path = entry
-            .path()
-            .map_err(|e| format!("bad path in the base layer: {e}"))?
-            .into_owned();
-        if path.file_name() != Some(std::ffi::OsStr::new(PACKAGE_FILE)) {
-            continue;
-        }
-        if path.strip_prefix("./").unwrap_or(&path) != Path::new(PACKAGE_FILE) {
-            return Err(format!(
-                "{PACKAGE_FILE} is at `{}`, not at the root of the base layer",
-                path.display()
-            ));
-        }
-        if entry.size() > CROSSPLANE_MAX_PACKAGE_YAML {
-            return Err(format!(
-                "{PACKAGE_FILE} is {} bytes; Crossplane reads only the first {CROSSPLANE_MAX_PACKAGE_YAML}",
-                entry.size()
-            ));
-        }
-        let mut text = String::new();
-        entry
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {PACKAGE_FILE}: {e}"))?;
-        return Ok(text);
-    }
-    Err(format!("the base layer has no {PACKAGE_FILE}"))
+    BaseLayer::read(layer).package_yaml
 }
 
 /// The index entry Crossplane's package manager reads: the first whose
@@ -865,6 +850,7 @@ pub fn crossplane_index_entry(index: &OciImageIndex) -> Option<&ImageIndexEntry>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     const FUNCTION: &str = "\
 apiVersion: meta.pkg.crossplane.io/v1
@@ -1202,7 +1188,10 @@ metadata:
             labels[format!("io.crossplane.xpkg:{}", wasm.digest)],
             "wasm"
         );
-        let tar = uncompressed(&artifact.layers[0]).unwrap();
+        let mut tar = Vec::new();
+        flate2::read::MultiGzDecoder::new(artifact.layers[0].as_slice())
+            .read_to_end(&mut tar)
+            .unwrap();
         assert_eq!(
             config["rootfs"]["diff_ids"],
             serde_json::json!([Digest::of(&tar).to_string(), wasm.digest])
@@ -1295,6 +1284,77 @@ metadata:
             .insert(XPKG_ANNOTATION.into(), value.into());
     }
 
+    /// The attack round's H2: a manifest listing the base layer thousands
+    /// of times had it decompressed and hashed once per listing (1.2 s
+    /// each), freezing the controller. It is now read once.
+    #[test]
+    fn a_base_layer_listed_many_times_is_read_once() {
+        // A package.yaml and 16 MiB of zeros: ~16 KiB gzipped, slow to unpack.
+        let mut builder = tar::Builder::new(Vec::new());
+        for (name, bytes) in [
+            (PACKAGE_FILE, FUNCTION.as_bytes().to_vec()),
+            ("padding", vec![0u8; 16 << 20]),
+        ] {
+            let mut header = tar::Header::new_ustar();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            builder
+                .append_data(&mut header, name, bytes.as_slice())
+                .unwrap();
+        }
+        let tar = builder.into_inner().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&tar).unwrap();
+        let layer = gz.finish().unwrap();
+        let digest = Digest::of(&layer).to_string();
+        let diff_id = Digest::of(&tar).to_string();
+        let started = std::time::Instant::now();
+        let found = checked(
+            |m, config| {
+                m.layers[0].digest = digest.clone();
+                m.layers[0].size = layer.len() as i64;
+                let base = m.layers[0].clone();
+                let wasm = m.layers[1].clone();
+                m.layers = std::iter::repeat_n(base, 2_000)
+                    .chain([wasm.clone()])
+                    .collect();
+                config["rootfs"]["diff_ids"] = std::iter::repeat_n(diff_id.clone(), 2_000)
+                    .chain([wasm.digest.clone()])
+                    .collect();
+                config["config"]["Labels"] = serde_json::json!({});
+            },
+            Some(layer.clone()),
+        );
+        let elapsed = started.elapsed();
+        assert!(
+            elapsed < std::time::Duration::from_secs(10),
+            "checking took {elapsed:?}"
+        );
+        // Crossplane reads the first base layer only; the repeats are one
+        // problem, said once.
+        assert_eq!(
+            found.problems,
+            [
+                "2000 layers are annotated `io.crossplane.xpkg: base`; an xpkg has one \
+              (Crossplane reads only the first)"
+            ]
+        );
+    }
+
+    #[test]
+    fn problems_are_deduplicated_and_bounded() {
+        let many: Vec<String> = (0..40)
+            .map(|i| format!("problem {}", i % 20))
+            .chain(["x".repeat(10_000)])
+            .collect();
+        let summary = summarized(many);
+        assert_eq!(summary.len(), MAX_PROBLEMS + 1);
+        assert_eq!(summary[0], "problem 0");
+        assert_eq!(summary[MAX_PROBLEMS], "and 5 more problems");
+        let long = summarized(vec!["é".repeat(10_000)]);
+        assert_eq!(long[0].chars().count(), MAX_PROBLEM_LEN + 1);
+    }
+
     #[test]
     fn the_checker_finds_what_crossplane_refuses() {
         let two_bases = problems(checked(
@@ -1383,7 +1443,7 @@ metadata:
         let nested = layer(&[("pkg/package.yaml", FUNCTION)]);
         let message = problems(checked(fix(&nested), Some(nested.clone())));
         assert!(
-            message.contains("is at `pkg/package.yaml`, not at the root"),
+            message.contains("is at \"pkg/package.yaml\", not at the root"),
             "{message}"
         );
 
