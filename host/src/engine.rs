@@ -209,6 +209,11 @@ fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
             .max_core_instances_per_component(MAX_INSTANCES as u32)
             .max_memories_per_component(MAX_MEMORIES as u32)
             .max_tables_per_component(MAX_TABLES as u32)
+            // A module may hold every memory or table a call may have
+            // (wasmtime's default of one each would refuse at instantiation
+            // what `push` and `pull` accept).
+            .max_memories_per_module(MAX_MEMORIES as u32)
+            .max_tables_per_module(MAX_TABLES as u32)
             .total_core_instances(calls.saturating_mul(MAX_INSTANCES as u32))
             .total_memories(calls.saturating_mul(MAX_MEMORIES as u32))
             .total_tables(calls.saturating_mul(MAX_TABLES as u32))

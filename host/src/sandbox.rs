@@ -108,7 +108,7 @@ pub struct MemoryLimits {
 pub const MAX_MEMORIES: usize = xfn_oci::MAX_MEMORIES as usize;
 
 /// Most tables one call may have.
-pub const MAX_TABLES: usize = 16;
+pub const MAX_TABLES: usize = xfn_oci::MAX_TABLES as usize;
 
 /// Most core instances one call may have.
 pub const MAX_INSTANCES: usize = 32;

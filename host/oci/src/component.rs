@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::memories::{MAX_MEMORIES, MemoryCounter};
+use crate::memories::{Counted, MAX_MEMORIES, MAX_TABLES, MemoryCounter};
 use wasmparser::{ComponentExternalKind, ComponentTypeRef, Encoding, Parser, Payload, TypeBounds};
 
 /// The interfaces a function component may import. Everything else is
@@ -25,6 +25,18 @@ pub const ALLOWED_IMPORTS: &[&str] = &[
     "wasi:random/*@0.2.*",
     "wasi:sockets/*@0.2.*",
 ];
+
+/// Most functions a component's core modules may define together: 100,000.
+/// Compiling costs memory for every function, whatever its size (a
+/// component of a million empty functions took over 4 GB), and a real
+/// function component defines a few thousand (function-patch-and-transform
+/// about 3,000).
+pub const MAX_FUNCTIONS: u64 = 100_000;
+
+/// Most bytes of code a component's core modules may hold together: 32 MiB.
+/// Compiling costs memory in proportion to the code; a real function
+/// component holds a few MiB at most.
+pub const MAX_CODE_BYTES: u64 = 32 << 20;
 
 /// The WIT world every function component targets.
 pub const FUNCTION_WORLD: &str = "xfn:function/function@0.1.0";
@@ -84,6 +96,12 @@ pub struct ComponentInfo {
     pub exports: Vec<Item>,
     /// How many linear memories one instance creates (an upper bound).
     pub memories: u64,
+    /// How many tables one instance creates (an upper bound).
+    pub tables: u64,
+    /// How many functions its core modules define, in all.
+    pub functions: u64,
+    /// How many bytes of code its core modules hold, in all.
+    pub code_bytes: u64,
 }
 
 impl ComponentInfo {
@@ -92,11 +110,19 @@ impl ComponentInfo {
     pub fn read(bytes: &[u8]) -> Result<ComponentInfo, String> {
         let mut info = ComponentInfo::default();
         let mut depth = 0usize;
-        let mut memories = MemoryCounter::default();
+        let mut memories = MemoryCounter::new(Counted::Memories);
+        let mut tables = MemoryCounter::new(Counted::Tables);
         for payload in Parser::new(0).parse_all(bytes) {
             let payload = payload.map_err(|e| format!("malformed wasm: {e}"))?;
             memories.payload(&payload)?;
+            tables.payload(&payload)?;
             match payload {
+                Payload::FunctionSection(reader) => {
+                    info.functions = info.functions.saturating_add(u64::from(reader.count()));
+                }
+                Payload::CodeSectionStart { size, .. } => {
+                    info.code_bytes = info.code_bytes.saturating_add(u64::from(size));
+                }
                 Payload::Version { encoding, .. } => {
                     if depth == 0 && encoding != Encoding::Component {
                         return Err(String::from(
@@ -133,6 +159,7 @@ impl ComponentInfo {
             return Err(String::from("truncated wasm"));
         }
         info.memories = memories.total();
+        info.tables = tables.total();
         Ok(info)
     }
 
@@ -153,13 +180,39 @@ impl ComponentInfo {
     /// creates more linear memories than one call may have. (The memory
     /// limit is shared by all of a call's memories; this bounds how many
     /// there are to account for.)
+    ///
+    /// It also refuses a component too large to compile within bounded
+    /// memory: more than [`MAX_FUNCTIONS`] functions or [`MAX_CODE_BYTES`]
+    /// of code. `push`, `pull` and every host apply the same check, so a
+    /// package `push` accepts is one every host can load.
     pub fn sandbox_problem(&self) -> Option<String> {
-        (self.memories > MAX_MEMORIES).then(|| {
-            format!(
+        if self.memories > MAX_MEMORIES {
+            return Some(format!(
                 "it creates {} linear memories when instantiated; a function may have at most {MAX_MEMORIES}",
                 self.memories
-            )
-        })
+            ));
+        }
+        if self.tables > MAX_TABLES {
+            return Some(format!(
+                "it creates {} tables when instantiated; a function may have at most {MAX_TABLES}",
+                self.tables
+            ));
+        }
+        if self.functions > MAX_FUNCTIONS {
+            return Some(format!(
+                "its core modules define {} functions; xfn compiles at most {MAX_FUNCTIONS}, \
+                 since compiling costs memory for every function",
+                self.functions
+            ));
+        }
+        if self.code_bytes > MAX_CODE_BYTES {
+            return Some(format!(
+                "its core modules hold {} bytes of code; xfn compiles at most {MAX_CODE_BYTES} ({} MiB)",
+                self.code_bytes,
+                MAX_CODE_BYTES >> 20
+            ));
+        }
+        None
     }
 
     /// Refuses, as a package at `reference`, a component the host would not
@@ -201,9 +254,69 @@ impl ComponentInfo {
     }
 }
 
-/// Whether [`ALLOWED_IMPORTS`] admits the import `name`.
+/// The WASI 0.2 interfaces the host links, by package (wasmtime-wasi's
+/// `p2` world; `wasi:cli/run` is an export, and `wasi:clocks/timezone` is
+/// not linked).
+const WASI_INTERFACES: &[(&str, &[&str])] = &[
+    (
+        "wasi:cli",
+        &[
+            "environment",
+            "exit",
+            "stdin",
+            "stdout",
+            "stderr",
+            "terminal-input",
+            "terminal-output",
+            "terminal-stdin",
+            "terminal-stdout",
+            "terminal-stderr",
+        ],
+    ),
+    ("wasi:clocks", &["monotonic-clock", "wall-clock"]),
+    ("wasi:filesystem", &["types", "preopens"]),
+    ("wasi:io", &["error", "poll", "streams"]),
+    ("wasi:random", &["random", "insecure", "insecure-seed"]),
+    (
+        "wasi:sockets",
+        &[
+            "network",
+            "instance-network",
+            "ip-name-lookup",
+            "tcp",
+            "tcp-create-socket",
+            "udp",
+            "udp-create-socket",
+        ],
+    ),
+];
+
+/// The newest WASI 0.2 release the host links (0.2.12): an import of a
+/// later one can't be linked, and one of an earlier one can.
+const WASI_LATEST_PATCH: u64 = 12;
+
+/// Whether [`ALLOWED_IMPORTS`] admits the import `name` and the host links
+/// it: a WASI import must name an interface the host has, at a version no
+/// newer than its own.
 pub fn is_allowed_import(name: &str) -> bool {
     ALLOWED_IMPORTS.iter().any(|p| pattern_matches(p, name))
+        && (!name.starts_with("wasi:") || wasi_is_linked(name))
+}
+
+fn wasi_is_linked(name: &str) -> bool {
+    let Some((path, version)) = name.split_once('@') else {
+        return false;
+    };
+    let Some((package, interface)) = path.split_once('/') else {
+        return false;
+    };
+    let known = WASI_INTERFACES
+        .iter()
+        .any(|(p, interfaces)| *p == package && interfaces.contains(&interface));
+    let patch = version
+        .strip_prefix("0.2.")
+        .and_then(|patch| patch.parse::<u64>().ok());
+    known && patch.is_some_and(|patch| patch <= WASI_LATEST_PATCH)
 }
 
 fn pattern_matches(pattern: &str, name: &str) -> bool {
@@ -328,6 +441,122 @@ pub(crate) mod tests {
         assert_eq!(info.imports[0].kind, ItemKind::Type);
         assert_eq!(info.imports[1].kind, ItemKind::Resource);
         assert_eq!(info.forbidden_imports(), ["handle"]);
+    }
+
+    /// The attack round's low finding: `wasi:cli/evil@0.2.0` matched
+    /// `wasi:cli/*@0.2.*`, so push and inspect accepted a component no
+    /// host can link.
+    #[test]
+    fn wasi_imports_must_name_an_interface_the_host_links() {
+        assert!(!is_allowed_import("wasi:cli/evil@0.2.0"));
+        assert!(!is_allowed_import("wasi:cli/run@0.2.0"));
+        assert!(!is_allowed_import("wasi:clocks/timezone@0.2.6"));
+        assert!(!is_allowed_import("wasi:io/streams@0.2.13"));
+        assert!(!is_allowed_import("wasi:io/streams@0.2.x"));
+        assert!(is_allowed_import("wasi:io/streams@0.2.0"));
+        assert!(is_allowed_import("wasi:io/streams@0.2.12"));
+        assert!(is_allowed_import("wasi:sockets/tcp-create-socket@0.2.3"));
+        let info = ComponentInfo::read(&component_importing(&["wasi:cli/evil@0.2.0"])).unwrap();
+        assert!(info.check_runnable("reg.example/fn:v1").is_err());
+    }
+
+    /// A component whose one module defines `functions` empty functions
+    /// and `tables` tables.
+    fn component_with_functions(functions: u32, tables: u32) -> Vec<u8> {
+        use wasm_encoder::{
+            CodeSection, Function, FunctionSection, Module, ModuleSection, RefType, TableSection,
+            TableType, TypeSection,
+        };
+        let mut module = Module::new();
+        let mut types = TypeSection::new();
+        types.ty().function([], []);
+        module.section(&types);
+        let mut section = FunctionSection::new();
+        for _ in 0..functions {
+            section.function(0);
+        }
+        module.section(&section);
+        let mut table_section = TableSection::new();
+        for _ in 0..tables {
+            table_section.table(TableType {
+                element_type: RefType::FUNCREF,
+                table64: false,
+                minimum: 1,
+                maximum: None,
+                shared: false,
+            });
+        }
+        module.section(&table_section);
+        let mut code = CodeSection::new();
+        for _ in 0..functions {
+            let mut body = Function::new([]);
+            body.instructions().end();
+            code.function(&body);
+        }
+        module.section(&code);
+        let mut component = Component::new();
+        component.section(&ModuleSection(&module));
+        let mut instances = wasm_encoder::InstanceSection::new();
+        instances.instantiate(0, Vec::<(&str, wasm_encoder::ModuleArg)>::new());
+        component.section(&instances);
+        component.finish()
+    }
+
+    /// The attack round's H3: a component of a million empty functions
+    /// passed push and pull, and compiling it took every host past 4 GB.
+    #[test]
+    fn components_too_large_to_compile_are_refused_before_compiling() {
+        let info = ComponentInfo::read(&component_with_functions(3, 0)).unwrap();
+        assert_eq!((info.functions, info.code_bytes), (3, 9));
+        assert_eq!(info.sandbox_problem(), None);
+
+        let at_limit = component_with_functions(MAX_FUNCTIONS as u32, 0);
+        let info = ComponentInfo::read(&at_limit).unwrap();
+        assert_eq!(info.functions, MAX_FUNCTIONS);
+        assert_eq!(info.sandbox_problem(), None);
+
+        let over = component_with_functions(MAX_FUNCTIONS as u32 + 1, 0);
+        let info = ComponentInfo::read(&over).unwrap();
+        let err = info.check_runnable("reg.example/fn:v1").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("define 100001 functions; xfn compiles at most 100000"),
+            "{err}"
+        );
+        // Push refuses it the same way, before anything is uploaded.
+        let reference = crate::ImageRef::parse("reg.example/fn:v1").unwrap();
+        let pushed = crate::build_artifact(&reference, over, &crate::PushMetadata::default());
+        assert!(
+            matches!(&pushed, Err(crate::Error::InvalidComponent { reason, .. }) if reason.contains("100001 functions")),
+            "{:?}",
+            pushed.err()
+        );
+
+        let info = ComponentInfo {
+            code_bytes: MAX_CODE_BYTES + 1,
+            ..ComponentInfo::default()
+        };
+        assert!(
+            info.sandbox_problem()
+                .is_some_and(|p| p.contains("xfn compiles at most 33554432 (32 MiB)"))
+        );
+    }
+
+    /// The attack round's low finding: a module with 2 tables passed push
+    /// and inspect but was refused at load. Tables are now counted as
+    /// memories are, and the host's pool takes up to the cap per module.
+    #[test]
+    fn tables_are_counted_and_capped() {
+        let info = ComponentInfo::read(&component_with_functions(1, 2)).unwrap();
+        assert_eq!(info.tables, 2);
+        assert_eq!(info.sandbox_problem(), None);
+        let info = ComponentInfo::read(&component_with_functions(1, 17)).unwrap();
+        assert!(
+            info.sandbox_problem()
+                .is_some_and(|p| p.contains("creates 17 tables")),
+            "{:?}",
+            info.sandbox_problem()
+        );
     }
 
     #[test]

@@ -42,15 +42,39 @@ impl Level {
     }
 }
 
+/// Most tables one instance of a function component may create (the
+/// host's pool holds as many for every call).
+pub const MAX_TABLES: u64 = 16;
+
+/// What a [`MemoryCounter`] counts: the items a core module defines in one
+/// kind of section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// Linear memories (the memory section).
+    #[default]
+    Memories,
+    /// Tables (the table section).
+    Tables,
+}
+
 /// Walks a component's payloads (from `Parser::parse_all`) and adds up the
-/// memories its instantiation creates.
+/// memories (or tables) its instantiation creates.
 #[derive(Default)]
 pub(crate) struct MemoryCounter {
+    counted: Counted,
     levels: Vec<Level>,
     total: u64,
 }
 
 impl MemoryCounter {
+    /// A counter of `counted`.
+    pub(crate) fn new(counted: Counted) -> MemoryCounter {
+        MemoryCounter {
+            counted,
+            ..MemoryCounter::default()
+        }
+    }
+
     /// Memories the whole component creates, once every payload was seen.
     pub(crate) fn total(&self) -> u64 {
         self.total
@@ -64,10 +88,11 @@ impl MemoryCounter {
                 ..Level::default()
             }),
             Payload::End(_) => self.end(),
-            Payload::MemorySection(reader) => {
-                if let Some(level) = self.levels.last_mut() {
-                    level.defined = level.defined.saturating_add(u64::from(reader.count()));
-                }
+            Payload::MemorySection(reader) if self.counted == Counted::Memories => {
+                self.define(reader.count());
+            }
+            Payload::TableSection(reader) if self.counted == Counted::Tables => {
+                self.define(reader.count());
             }
             Payload::ComponentImportSection(reader) => {
                 for import in reader.clone() {
@@ -113,6 +138,13 @@ impl MemoryCounter {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Adds `count` items the module being read defines.
+    fn define(&mut self, count: u32) {
+        if let Some(level) = self.levels.last_mut() {
+            level.defined = level.defined.saturating_add(u64::from(count));
+        }
     }
 
     /// The innermost component being read.

@@ -208,11 +208,22 @@ pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
         let info = ComponentInfo::read(&wasm).map_err(|reason| {
             anyhow::anyhow!("{}: not a usable wasm component: {reason}", path.display())
         })?;
+        // What `push` and every host would refuse, as they would say it.
+        let problems: Vec<String> = info
+            .check_runnable(&path.display().to_string())
+            .err()
+            .map(|e| e.to_string())
+            .into_iter()
+            .collect();
         Report {
             subject: json!({
                 "file": path.display().to_string(),
                 "digest": Digest::of(&wasm).to_string(),
                 "size": wasm.len(),
+                "host": {
+                    "runnable": problems.is_empty(),
+                    "problems": problems,
+                },
             }),
             info,
         }
