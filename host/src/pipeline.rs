@@ -27,6 +27,17 @@ pub const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 /// Most calls of one step: the first, plus one per requirements iteration.
 pub const MAX_CALLS_PER_STEP: usize = MAX_REQUIREMENTS_ITERATIONS + 1;
 
+/// Most requirements (resources, extra resources and schemas, by name) one
+/// response may ask for. Crossplane sets no number; real functions ask for
+/// a handful, and each one is resolved against every resource given.
+pub const MAX_REQUIREMENTS: usize = 1_000;
+
+/// Most bytes of resources the requirements of one call may resolve to:
+/// 64 MiB. Every resource a selector matches is copied into the next
+/// request, so a few selectors that each match everything could otherwise
+/// take a pipeline to gigabytes before a function runs.
+pub const MAX_RESOLVED_BYTES: usize = 64 << 20;
+
 /// One pipeline step.
 #[derive(Debug, Clone, Default)]
 pub struct Step {
@@ -137,6 +148,15 @@ pub enum PipelineError {
         /// Why.
         reason: String,
     },
+    /// A step asked for more requirements, or more resources, than one
+    /// call may be sent.
+    #[error("cannot run pipeline step {step:?}: {reason}")]
+    TooMuchRequired {
+        /// The step.
+        step: String,
+        /// Which bound, and by how much.
+        reason: String,
+    },
     /// A step kept changing its requirements.
     #[error(
         "cannot run pipeline step {step:?}: requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
@@ -222,6 +242,11 @@ impl Pipeline<'_> {
                     }
                 })?;
             }
+            check_count(
+                step,
+                step.required_resources.len() + step.required_schemas.len(),
+            )?;
+            let mut budget = ResolvedBudget::new(step);
             let mut request = RunFunctionRequest {
                 meta: None,
                 observed: observed.clone(),
@@ -230,7 +255,11 @@ impl Pipeline<'_> {
                 context: out.context.take(),
                 extra_resources: Vec::new(),
                 credentials: step.credentials.clone(),
-                required_resources: self.resolve_resources(step, &step.required_resources)?,
+                required_resources: self.resolve_resources(
+                    step,
+                    &step.required_resources,
+                    &mut budget,
+                )?,
                 required_schemas: self.resolve_schemas(step, &step.required_schemas)?,
             };
             request.meta = Some(RequestMeta {
@@ -307,11 +336,26 @@ impl Pipeline<'_> {
                 return Ok(response);
             }
             if let Some(requirements) = &current {
+                check_count(
+                    step,
+                    requirements.resources.len()
+                        + requirements.extra_resources.len()
+                        + requirements.schemas.len(),
+                )?;
+                let mut budget = ResolvedBudget::new(step);
+                budget.spend(&bootstrap_resources)?;
                 let mut resources = bootstrap_resources.clone();
-                resources.extend(self.resolve_resources(step, &requirements.resources)?);
+                resources.extend(self.resolve_resources(
+                    step,
+                    &requirements.resources,
+                    &mut budget,
+                )?);
                 let resources = dedup_last(resources);
-                let extra =
-                    dedup_last(self.resolve_resources(step, &requirements.extra_resources)?);
+                let extra = dedup_last(self.resolve_resources(
+                    step,
+                    &requirements.extra_resources,
+                    &mut budget,
+                )?);
                 let mut schemas = bootstrap_schemas.clone();
                 schemas.extend(self.resolve_schemas(step, &requirements.schemas)?);
                 let schemas = dedup_last(schemas);
@@ -335,23 +379,32 @@ impl Pipeline<'_> {
         })
     }
 
+    /// Resolves each selector, the last of a repeated name only (as a
+    /// protobuf map keeps it), within `budget`.
     fn resolve_resources(
         &self,
         step: &Step,
         selectors: &[(String, ResourceSelector)],
+        budget: &mut ResolvedBudget,
     ) -> Result<Vec<(String, Resources)>, PipelineError> {
-        selectors
+        let selectors: std::collections::BTreeMap<&str, &ResourceSelector> = selectors
             .iter()
+            .map(|(name, selector)| (name.as_str(), selector))
+            .collect();
+        selectors
+            .into_iter()
             .map(|(name, selector)| {
                 let resources =
                     self.resolver
                         .resources(selector)
                         .map_err(|reason| PipelineError::Resolve {
                             step: step.name.clone(),
-                            requirement: name.clone(),
+                            requirement: name.to_owned(),
                             reason,
                         })?;
-                Ok((name.clone(), resources))
+                let resolved = (name.to_owned(), resources);
+                budget.spend(std::slice::from_ref(&resolved))?;
+                Ok(resolved)
             })
             .collect()
     }
@@ -375,6 +428,54 @@ impl Pipeline<'_> {
                 Ok((name.clone(), schema))
             })
             .collect()
+    }
+}
+
+/// Refuses requirements of more than [`MAX_REQUIREMENTS`] names in all.
+fn check_count(step: &Step, count: usize) -> Result<(), PipelineError> {
+    if count > MAX_REQUIREMENTS {
+        return Err(PipelineError::TooMuchRequired {
+            step: step.name.clone(),
+            reason: format!(
+                "it asks for {count} requirements; xfn resolves at most {MAX_REQUIREMENTS} \
+                 for one call"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The bytes of resources one call's requirements have resolved to so far,
+/// against [`MAX_RESOLVED_BYTES`].
+struct ResolvedBudget<'a> {
+    step: &'a Step,
+    spent: usize,
+}
+
+impl<'a> ResolvedBudget<'a> {
+    fn new(step: &'a Step) -> ResolvedBudget<'a> {
+        ResolvedBudget { step, spent: 0 }
+    }
+
+    /// Counts `resolved`, failing once the total passes the bound.
+    fn spend(&mut self, resolved: &[(String, Resources)]) -> Result<(), PipelineError> {
+        let bytes: usize = resolved
+            .iter()
+            .flat_map(|(_, resources)| &resources.items)
+            .map(|item| item.resource.as_ref().map_or(0, String::len))
+            .sum();
+        self.spent = self.spent.saturating_add(bytes);
+        if self.spent > MAX_RESOLVED_BYTES {
+            return Err(PipelineError::TooMuchRequired {
+                step: self.step.name.clone(),
+                reason: format!(
+                    "the resources its requirements match pass {MAX_RESOLVED_BYTES} bytes ({} MiB), \
+                     the most xfn sends in one call; narrow the selectors",
+                    MAX_RESOLVED_BYTES >> 20
+                ),
+            });
+        }
+        Ok(())
     }
 }
 

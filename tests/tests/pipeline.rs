@@ -396,3 +396,112 @@ async fn the_smallest_non_zero_ttl_wins() {
     let out = run(&[first, second, third], None).await.expect("runs");
     assert_eq!(out.ttl, Some(std::time::Duration::from_secs(30)));
 }
+
+/// Matches every selector with all of its ConfigMaps, as a label selector
+/// with no labels does.
+struct Everything(Vec<String>);
+
+impl Everything {
+    /// `count` ConfigMaps of about `size` bytes each.
+    fn new(count: usize, size: usize) -> Everything {
+        Everything(
+            (0..count)
+                .map(|i| {
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                           "metadata": {"name": format!("cm-{i}")}, "data": {"v": "x".repeat(size)}})
+                    .to_string()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Resolver for Everything {
+    fn resources(&self, _: &ResourceSelector) -> Result<Resources, String> {
+        let items = self
+            .0
+            .iter()
+            .map(|text| ResourceObject {
+                resource: Some(text.clone()),
+                connection_details: Vec::new(),
+                ready: xfn_host::protocol::Ready::Unspecified,
+            })
+            .collect();
+        Ok(Resources { items })
+    }
+
+    fn schema(&self, _: &SchemaSelector) -> Result<Schema, String> {
+        Ok(Schema { openapi_v3: None })
+    }
+}
+
+/// A step whose function asks for `names` requirements, each of every
+/// ConfigMap.
+fn asking_for_everything(names: usize) -> Step {
+    let selectors: serde_json::Map<String, Value> = (0..names)
+        .map(|i| {
+            (
+                format!("all-{i}"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "matchLabels": {}}),
+            )
+        })
+        .collect();
+    step(
+        "greedy",
+        json!({"response": {"requirements": {"resources": selectors}}}),
+    )
+}
+
+async fn run_against(
+    steps: &[Step],
+    resolver: &dyn Resolver,
+) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
+    let functions = functions();
+    let pipeline = Pipeline {
+        steps,
+        functions: &functions,
+        resolver,
+        call_timeout: None,
+    };
+    pipeline.run(observed(), None).await
+}
+
+/// The attack round's H4: 20,000 "all ConfigMaps" selectors over a
+/// 190 KB file took render past 4 GB before any limit applied. The number
+/// of requirements is bounded before anything is resolved...
+#[tokio::test]
+async fn a_function_asking_for_too_many_requirements_is_refused() {
+    let resolver = Everything::new(1, 10);
+    let err = run_against(&[asking_for_everything(1_001)], &resolver)
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        err.to_string(),
+        "cannot run pipeline step \"greedy\": it asks for 1001 requirements; \
+         xfn resolves at most 1000 for one call"
+    );
+    // ...and up to the bound they resolve as before.
+    let resolver = Everything::new(2, 10);
+    let out = run_against(&[asking_for_everything(1_000)], &resolver).await;
+    assert!(out.is_ok(), "{out:?}");
+}
+
+/// ...and so are the bytes they resolve to, while they are resolved.
+#[tokio::test]
+async fn requirements_resolving_to_too_many_bytes_are_refused() {
+    // 40 selectors, each of 2,000 ConfigMaps of 1 KiB: 80 MB.
+    let resolver = Everything::new(2_000, 1024);
+    let err = run_against(&[asking_for_everything(40)], &resolver)
+        .await
+        .expect_err("refused");
+    assert!(
+        err.to_string().contains(
+            "the resources its requirements match pass 67108864 bytes (64 MiB), \
+             the most xfn sends in one call"
+        ),
+        "{err}"
+    );
+    // 10 of them (20 MB) are sent.
+    let out = run_against(&[asking_for_everything(10)], &resolver).await;
+    assert!(out.is_ok(), "{out:?}");
+}
