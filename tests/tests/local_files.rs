@@ -111,6 +111,33 @@ fn dev_zero_as_an_input_or_a_module_is_refused_before_reading() {
     );
 }
 
+/// The attack round's M4: local YAML flow lists cost about 130 times
+/// their size to load (a 32 MiB XR passed 4 GB). A text of more nodes than
+/// the guard's bound is refused before it is loaded, in bounded memory.
+#[test]
+fn an_input_of_millions_of_tiny_nodes_is_refused_before_loading() {
+    let dir = case();
+    let mut xr = String::from(
+        "apiVersion: example.org/v1\nkind: XR\nmetadata:\n  name: x\nspec:\n  items: [",
+    );
+    while xr.len() < (32 << 20) {
+        xr.push_str("a,");
+    }
+    xr.push_str("a]\n");
+    std::fs::write(dir.path().join("xr.yaml"), xr).expect("write");
+    let started = std::time::Instant::now();
+    let run = render(dir.path(), &module());
+    run.assert_failed_with(
+        "YAML text has more than 2097152 nodes (scalars, collections and aliases); \
+         refusing it before it is loaded",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn an_oversized_input_or_module_is_refused_naming_its_cap() {
     let dir = case();

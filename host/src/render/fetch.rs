@@ -136,7 +136,12 @@ impl Resolver for FileResolver {
                     && str_at(gvk, &["version"]) == version
                     && str_at(gvk, &["kind"]) == selector.kind
                 {
-                    let flat = inline_refs(schema, schemas, 0);
+                    let flat = inline_refs(schema, schemas).map_err(|reason| {
+                        format!(
+                            "the schema of {} {}: {reason}",
+                            selector.api_version, selector.kind
+                        )
+                    })?;
                     return Ok(Schema {
                         openapi_v3: Some(flat.to_string()),
                     });
@@ -147,33 +152,73 @@ impl Resolver for FileResolver {
     }
 }
 
-/// Replaces `$ref: "#/components/schemas/X"` with the schema it names,
-/// to a bounded depth (recursive schemas stay as references past it).
-fn inline_refs(schema: &Value, schemas: &serde_json::Map<String, Value>, depth: usize) -> Value {
-    const MAX_DEPTH: usize = 32;
-    match schema {
-        Value::Object(map) => {
-            if let Some(target) = map.get("$ref").and_then(Value::as_str)
-                && let Some(named) = target
-                    .strip_prefix("#/components/schemas/")
-                    .and_then(|n| schemas.get(n))
-                && depth < MAX_DEPTH
-            {
-                return inline_refs(named, schemas, depth + 1);
-            }
-            Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), inline_refs(v, schemas, depth)))
-                    .collect(),
-            )
+/// How many `$ref`s deep a schema is inlined; deeper ones stay references.
+const MAX_INLINE_DEPTH: usize = 32;
+
+/// Most JSON values an inlined schema may have: 1,048,576 (tens of MiB of
+/// JSON). Kubernetes' own `JSONSchemaProps` refers to itself a dozen
+/// times, so inlining it 32 levels deep would take gigabytes.
+pub const MAX_INLINED_VALUES: usize = 1 << 20;
+
+/// Replaces `$ref: "#/components/schemas/X"` with the schema it names, to
+/// a bounded depth: a reference to a schema already being inlined around
+/// it (a recursive schema) stays a reference, as do references past
+/// [`MAX_INLINE_DEPTH`]. A schema that still inlines to more than
+/// [`MAX_INLINED_VALUES`] values is refused.
+fn inline_refs(schema: &Value, schemas: &serde_json::Map<String, Value>) -> Result<Value, String> {
+    let mut inliner = Inliner {
+        schemas,
+        open: Vec::new(),
+        values: 0,
+    };
+    inliner.inline(schema)
+}
+
+/// The state of [`inline_refs`].
+struct Inliner<'a> {
+    schemas: &'a serde_json::Map<String, Value>,
+    /// The schemas being inlined, outermost first.
+    open: Vec<&'a str>,
+    /// Values produced so far.
+    values: usize,
+}
+
+impl<'a> Inliner<'a> {
+    fn inline(&mut self, schema: &'a Value) -> Result<Value, String> {
+        self.values += 1;
+        if self.values > MAX_INLINED_VALUES {
+            return Err(format!(
+                "the schema inlines to more than {MAX_INLINED_VALUES} values through its $refs"
+            ));
         }
-        Value::Array(items) => Value::Array(
-            items
+        match schema {
+            Value::Object(map) => {
+                if let Some((name, named)) = map
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|target| target.strip_prefix("#/components/schemas/"))
+                    .and_then(|name| self.schemas.get_key_value(name))
+                    && self.open.len() < MAX_INLINE_DEPTH
+                    && !self.open.contains(&name.as_str())
+                {
+                    self.open.push(name);
+                    let inlined = self.inline(named);
+                    self.open.pop();
+                    return inlined;
+                }
+                let mut out = serde_json::Map::new();
+                for (key, value) in map {
+                    out.insert(key.clone(), self.inline(value)?);
+                }
+                Ok(Value::Object(out))
+            }
+            Value::Array(items) => items
                 .iter()
-                .map(|v| inline_refs(v, schemas, depth))
-                .collect(),
-        ),
-        other => other.clone(),
+                .map(|item| self.inline(item))
+                .collect::<Result<_, _>>()
+                .map(Value::Array),
+            other => Ok(other.clone()),
+        }
     }
 }
 
@@ -267,5 +312,83 @@ mod tests {
             kind: "Nope".into(),
         });
         assert_eq!(missing, Ok(Schema { openapi_v3: None }));
+    }
+
+    fn openapi(schemas: Value) -> FileResolver {
+        FileResolver::new(
+            Vec::new(),
+            vec![json!({"components": {"schemas": schemas}})],
+        )
+    }
+
+    fn xr_schema(resolver: &FileResolver) -> Result<Value, String> {
+        let got = resolver.schema(&SchemaSelector {
+            api_version: "example.io/v1".into(),
+            kind: "XR".into(),
+        })?;
+        Ok(serde_json::from_str(got.openapi_v3.as_deref().unwrap_or("null")).expect("json"))
+    }
+
+    const GVK: &str = "x-kubernetes-group-version-kind";
+
+    /// The attack round's M2: a 2.8 KB schema shaped like Kubernetes'
+    /// `JSONSchemaProps` (which refers to itself) took render past 4 GB,
+    /// inlined 32 levels deep. A recursive reference now stays one.
+    #[test]
+    fn recursive_references_stay_references() {
+        let props = |n: usize| -> Value {
+            (0..n)
+                .map(|i| {
+                    (
+                        format!("p{i}"),
+                        json!({"$ref": "#/components/schemas/Props"}),
+                    )
+                })
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        };
+        let resolver = openapi(json!({
+            "XR": {"type": "object", "properties": {"spec": {"$ref": "#/components/schemas/Props"}},
+                   GVK: [{"group": "example.io", "version": "v1", "kind": "XR"}]},
+            "Props": {"type": "object", "properties": props(12)}
+        }));
+        let schema = xr_schema(&resolver).expect("inlined");
+        assert_eq!(
+            schema["properties"]["spec"]["properties"]["p3"],
+            json!({"$ref": "#/components/schemas/Props"})
+        );
+    }
+
+    /// A schema that branches without recursing is inlined whole, unless
+    /// it grows past the bound.
+    #[test]
+    fn exponential_inlining_is_refused() {
+        let mut schemas = serde_json::Map::new();
+        schemas.insert(
+            "XR".into(),
+            json!({"$ref": "#/components/schemas/L0", GVK: [{"group": "example.io", "version": "v1", "kind": "XR"}]}),
+        );
+        for level in 0..30 {
+            let next = format!("#/components/schemas/L{}", level + 1);
+            schemas.insert(
+                format!("L{level}"),
+                json!({"properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+            );
+        }
+        schemas.insert("L30".into(), json!({"type": "string"}));
+        let err = xr_schema(&openapi(Value::Object(schemas.clone()))).expect_err("refused");
+        assert_eq!(
+            err,
+            "the schema of example.io/v1 XR: the schema inlines to more than 1048576 values through its $refs"
+        );
+        // Ten levels (2^10 leaves) are fine.
+        schemas.insert("L10".into(), json!({"type": "string"}));
+        let schema = xr_schema(&openapi(Value::Object(schemas))).expect("inlined");
+        assert_eq!(
+            schema["properties"]["a"]["properties"]["b"]["properties"]["a"]["properties"]["a"]["properties"]
+                ["b"]["properties"]["a"]["properties"]["a"]["properties"]["a"]["properties"]["b"]["properties"]
+                ["b"],
+            json!({"type": "string"})
+        );
     }
 }

@@ -133,7 +133,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Value>, (Option<usize>, String)> {
     xfn_yaml::check(text).map_err(|refusal| {
         let line = match refusal {
             xfn_yaml::Refusal::TooDeep { line, .. } => Some(line),
-            xfn_yaml::Refusal::TooLarge { .. } => None,
+            xfn_yaml::Refusal::TooLarge { .. } | xfn_yaml::Refusal::TooManyNodes { .. } => None,
         };
         (line, refusal.to_string())
     })?;
