@@ -535,8 +535,7 @@ async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
 /// `--insecure`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
-    use rustls_pki_types::pem::PemObject as _;
-    use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    use rustls_pki_types::ServerName;
     let certs = Certs::for_functions(&["function-a"]);
     let config = ServerConfig {
         tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
@@ -544,6 +543,69 @@ async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
         ..ServerConfig::default()
     };
     let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let connector = mtls_connector(&certs);
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
+    let mut silent = tokio::time::timeout(Duration::from_secs(10), connector.connect(name, tcp))
+        .await
+        .expect("the handshake finishes in time")
+        .expect("the handshake succeeds");
+    // The server allows 10 s; the bound here is generous.
+    wait_closed(&mut silent, Duration::from_secs(60)).await;
+    server.stop().await.expect("stops cleanly");
+}
+
+/// The attack round's M1: idle TCP connections that never start TLS held
+/// every one of the 256 handshake slots for 10 s each, so with 300 of them
+/// new mTLS clients waited 7–8 s. A connection now takes a slot only once
+/// it sends its ClientHello.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_do_not_hold_up_tls_handshakes() {
+    // More than the 256 handshake slots.
+    const IDLE: usize = 400;
+    use rustls_pki_types::ServerName;
+    let certs = Certs::for_functions(&["function-a"]);
+    let config = ServerConfig {
+        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        namespace: Some(NS.into()),
+        ..ServerConfig::default()
+    };
+    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let mut idle = Vec::new();
+    for _ in 0..IDLE {
+        idle.push(
+            tokio::net::TcpStream::connect(server.addr)
+                .await
+                .expect("connect"),
+        );
+    }
+    // Let the server accept them all.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let connector = mtls_connector(&certs);
+    let started = std::time::Instant::now();
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
+    tokio::time::timeout(Duration::from_secs(3), connector.connect(name, tcp))
+        .await
+        .expect("the handshake is not held up by idle connections")
+        .expect("the handshake succeeds");
+    eprintln!(
+        "handshake beside {} idle connections: {:?}",
+        idle.len(),
+        started.elapsed()
+    );
+    drop(idle);
+    server.stop().await.expect("stops cleanly");
+}
+
+/// A TLS client with the client certificate of `certs`, speaking h2.
+fn mtls_connector(certs: &Certs) -> tokio_rustls::TlsConnector {
+    use rustls_pki_types::pem::PemObject as _;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let client = xfn_host::grpc::tls::TlsFiles::read_dir(&certs.client).expect("client certs");
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&client.ca) {
@@ -562,18 +624,7 @@ async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
     .with_client_auth_cert(chain, key)
     .expect("client auth");
     tls.alpn_protocols = vec![b"h2".to_vec()];
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(tls));
-    let tcp = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
-    let mut silent = tokio::time::timeout(Duration::from_secs(10), connector.connect(name, tcp))
-        .await
-        .expect("the handshake finishes in time")
-        .expect("the handshake succeeds");
-    // The server allows 10 s; the bound here is generous.
-    wait_closed(&mut silent, Duration::from_secs(60)).await;
-    server.stop().await.expect("stops cleanly");
+    tokio_rustls::TlsConnector::from(Arc::new(tls))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

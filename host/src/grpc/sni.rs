@@ -26,10 +26,16 @@ use tokio_rustls::server::TlsStream;
 
 use super::tls::{TlsError, TlsFiles};
 
-/// Longest a client may take to finish its TLS handshake.
+/// Longest a client may take to finish its TLS handshake, from its
+/// connection.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most handshakes in progress at once; more connections wait to start one.
+/// A connection takes a slot only once its first bytes (the ClientHello)
+/// arrive, so idle connections hold none.
 const MAX_HANDSHAKES: usize = 256;
+/// Most connections waiting for their first bytes at once; past it, new
+/// connections wait to be accepted.
+const MAX_SILENT_CONNECTIONS: usize = 4096;
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
@@ -225,6 +231,7 @@ pub(crate) fn incoming(
     let (ready, streams) = mpsc::channel::<TlsStream<TcpStream>>(64);
     tokio::spawn(async move {
         let handshakes = Arc::new(Semaphore::new(MAX_HANDSHAKES));
+        let silent = Arc::new(Semaphore::new(MAX_SILENT_CONNECTIONS));
         loop {
             let accepted = tokio::select! {
                 accepted = listener.accept() => accepted,
@@ -241,17 +248,26 @@ pub(crate) fn incoming(
                 }
             };
             let _ = socket.set_nodelay(true);
-            let Ok(permit) = handshakes.clone().acquire_owned().await else {
+            let Ok(waiting) = silent.clone().acquire_owned().await else {
                 return;
             };
             let Some(acceptor) = tls.acceptor() else {
                 tracing::warn!(%peer, "refusing a connection: no client CA is set yet");
                 continue;
             };
-            let ready = ready.clone();
+            let (ready, handshakes) = (ready.clone(), handshakes.clone());
             tokio::spawn(async move {
-                let _permit = permit;
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(socket)).await {
+                let handshake = async {
+                    // Nothing sent yet costs no handshake slot (a peek
+                    // waits for a byte that is really there).
+                    if socket.peek(&mut [0u8; 1]).await? == 0 {
+                        return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+                    }
+                    drop(waiting);
+                    let _permit = handshakes.acquire_owned().await.map_err(io::Error::other)?;
+                    acceptor.accept(socket).await
+                };
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
                     Ok(Ok(stream)) => {
                         let _ = ready.send(stream).await;
                     }
