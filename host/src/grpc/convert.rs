@@ -498,16 +498,49 @@ pub fn request_to_proto(r: wit::RunFunctionRequest) -> Result<pb::RunFunctionReq
     })
 }
 
+/// The most seconds a `google.protobuf.Duration` holds, either way
+/// (10,000 years).
+const MAX_DURATION_SECONDS: i64 = 315_576_000_000;
+
+/// A guest's duration as protobuf's, which must be within 10,000 years,
+/// with nanoseconds under a second and of the seconds' sign: a client
+/// (Crossplane's protojson and Go's `AsDuration`) rejects or misreads any
+/// other.
+fn duration_to_proto(d: wit::Duration) -> Result<prost_types::Duration> {
+    let valid = d.seconds.unsigned_abs() <= MAX_DURATION_SECONDS.unsigned_abs()
+        && d.nanos.unsigned_abs() < 1_000_000_000
+        && !(d.seconds > 0 && d.nanos < 0 || d.seconds < 0 && d.nanos > 0);
+    if !valid {
+        return Err(ConvertError {
+            path: String::new(),
+            reason: format!(
+                "{}s {}ns is not a valid duration (at most {MAX_DURATION_SECONDS}s either way, \
+                 and nanoseconds under a second of the seconds' sign)",
+                d.seconds, d.nanos
+            ),
+        });
+    }
+    Ok(prost_types::Duration {
+        seconds: d.seconds,
+        nanos: d.nanos,
+    })
+}
+
 /// Converts the host's response into a protobuf response.
 pub fn response_to_proto(r: wit::RunFunctionResponse) -> Result<pb::RunFunctionResponse> {
+    let meta = r
+        .meta
+        .map(|m| {
+            let ttl = m.ttl.map(duration_to_proto).transpose();
+            Ok::<_, ConvertError>(pb::ResponseMeta {
+                tag: m.tag,
+                ttl: ttl.map_err(|e| e.within("ttl"))?,
+            })
+        })
+        .transpose()
+        .map_err(|e| e.within("meta"))?;
     Ok(pb::RunFunctionResponse {
-        meta: r.meta.map(|m| pb::ResponseMeta {
-            tag: m.tag,
-            ttl: m.ttl.map(|d| prost_types::Duration {
-                seconds: d.seconds,
-                nanos: d.nanos,
-            }),
-        }),
+        meta,
         desired: r
             .desired
             .map(state_to_proto)

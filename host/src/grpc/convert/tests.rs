@@ -282,6 +282,40 @@ fn every_response_field_round_trips() {
     assert_eq!(response_to_proto(back).expect("again"), proto);
 }
 
+/// The attack round's low finding: serve forwarded a guest's `meta.ttl`
+/// that is no valid protobuf Duration, which Crossplane then fails on.
+#[test]
+fn an_invalid_ttl_is_refused() {
+    for (seconds, nanos) in [
+        (315_576_000_001, 0),
+        (-315_576_000_001, 0),
+        (1, 1_000_000_000),
+        (1, -1),
+        (-1, 1),
+        (i64::MIN, 0),
+    ] {
+        let mut response = full_response();
+        if let Some(meta) = &mut response.meta {
+            meta.ttl = Some(Duration { seconds, nanos });
+        }
+        let err = response_to_proto(response).expect_err("refused");
+        assert!(
+            err.to_string().starts_with(&format!(
+                "meta.ttl: {seconds}s {nanos}ns is not a valid duration"
+            )),
+            "{err}"
+        );
+    }
+    let mut response = full_response();
+    if let Some(meta) = &mut response.meta {
+        meta.ttl = Some(Duration {
+            seconds: -315_576_000_000,
+            nanos: -999_999_999,
+        });
+    }
+    assert!(response_to_proto(response).is_ok());
+}
+
 #[test]
 fn empty_messages_round_trip() {
     let request = RunFunctionRequest::default();
