@@ -320,7 +320,9 @@ fn describe(error: &wasmtime::Error) -> String {
     if let Some(trap) = error.downcast_ref::<Trap>() {
         return match trap {
             Trap::StackOverflow => STACK_OVERFLOW.into(),
-            Trap::MemoryOutOfBounds if below_address_zero(error) => STACK_OVERFLOW.into(),
+            Trap::MemoryOutOfBounds if below_address_zero(error) || deep_in_recursion(error) => {
+                STACK_OVERFLOW.into()
+            }
             trap => trap.to_string(),
         };
     }
@@ -353,9 +355,10 @@ fn without_backtrace_note(stderr: &str) -> std::borrow::Cow<'_, str> {
 
 const STACK_OVERFLOW: &str = "the function ran out of stack (endless or too deep recursion?)";
 
-/// Whether a memory fault hit the top of 32-bit address space: where a
-/// guest whose stack sits at the bottom of its memory (as Rust's and C's
-/// do) lands when the stack pointer drops below zero.
+/// Whether a memory fault hit the top of 32-bit address space, or just
+/// past it: where a guest whose stack sits at the bottom of its memory (as
+/// Rust's and C's do) lands when the stack pointer drops below zero (a
+/// store at an offset into a large frame lands above 4 GiB).
 fn below_address_zero(error: &wasmtime::Error) -> bool {
     const PREFIX: &str = "memory fault at wasm address 0x";
     error.chain().any(|cause| {
@@ -363,8 +366,27 @@ fn below_address_zero(error: &wasmtime::Error) -> bool {
         text.strip_prefix(PREFIX)
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-            .is_some_and(|address| (0xFFF0_0000..=0xFFFF_FFFF).contains(&address))
+            .is_some_and(|address| (0xFFF0_0000..0x1_0010_0000).contains(&address))
     })
+}
+
+/// How many frames of one function at the top of the stack make an out
+/// of bounds access a stack overflow.
+const RECURSION_FRAMES: usize = 4;
+
+/// Whether the trap's backtrace starts with [`RECURSION_FRAMES`] frames of
+/// the same function: a guest with large stack frames overflows its stack
+/// (in its linear memory) through a bulk memory operation, whose checked
+/// access reports no address for [`below_address_zero`] to read.
+fn deep_in_recursion(error: &wasmtime::Error) -> bool {
+    let Some(backtrace) = error.downcast_ref::<wasmtime::WasmBacktrace>() else {
+        return false;
+    };
+    let frames = backtrace.frames();
+    frames.len() >= RECURSION_FRAMES
+        && frames[..RECURSION_FRAMES]
+            .windows(2)
+            .all(|pair| pair[0].func_index() == pair[1].func_index())
 }
 
 /// Runs `future` to completion on this thread: on the current tokio

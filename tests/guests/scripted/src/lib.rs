@@ -28,6 +28,7 @@
 //! * `exit: N`: exit the process with status N.
 //! * `sleepMs: N`: sleep N milliseconds first, then carry on.
 //! * `fault: overflow`: recurse until the stack runs out.
+//! * `fault: overflowBigFrames`: the same, with frames of 64 KiB.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -143,6 +144,9 @@ pub fn run(req: &Request) -> Result<Response, String> {
         }
         Some("panic") => panic!("scripted panic"),
         Some("overflow") => return Err(format!("recursed {} times", recurse(0))),
+        Some("overflowBigFrames") => {
+            return Err(format!("recursed {} times", recurse_big(0)));
+        }
         Some("error") => return Err("scripted error".into()),
         Some(other) => return Err(format!("unknown fault {other:?}")),
     }
@@ -222,6 +226,14 @@ pub fn run(req: &Request) -> Result<Response, String> {
 fn recurse(depth: u64) -> u64 {
     let frame = std::hint::black_box([depth; 16]);
     recurse(frame[depth as usize % 16] + 1) + std::hint::black_box(1)
+}
+
+/// [`recurse`] with frames of 64 KiB, whose stores land far from where
+/// the stack pointer wrapped.
+#[allow(unconditional_recursion)]
+fn recurse_big(depth: u64) -> u64 {
+    let frame = std::hint::black_box([depth; 8192]);
+    recurse_big(frame[depth as usize % 8192] + 1) + std::hint::black_box(1)
 }
 
 /// Secrets in linear memory, for tests that no call sees another's.
