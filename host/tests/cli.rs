@@ -104,6 +104,17 @@ fn too_many_workers_are_refused_when_parsed() {
     );
 }
 
+/// The attack round's low finding: `--max-recv-message-size 0` was
+/// accepted, and the server then refused every call.
+#[test]
+fn a_zero_message_size_is_refused_when_parsed() {
+    for command in [&["serve", "--insecure"][..], &["controller"]] {
+        let mut args = command.to_vec();
+        args.extend(["--max-recv-message-size", "0"]);
+        refused(&args, "--max-recv-message-size", "0 is not in 1..=2048");
+    }
+}
+
 /// Runs `xfn` with `args`, killing it if it runs past `limit`.
 fn xfn_bounded(args: &[&str], limit: std::time::Duration) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_xfn"))

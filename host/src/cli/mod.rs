@@ -117,8 +117,9 @@ fn call_runtime(name: &str, workers: Option<u16>, start: Option<fn()>) -> Result
 /// `xfn controller` share.
 #[derive(Debug, clap::Args)]
 pub struct ServerLimits {
-    /// Largest request accepted, in MiB.
-    #[arg(long, default_value_t = 4, value_name = "MIB")]
+    /// Largest request accepted, in MiB (1 to 2048).
+    #[arg(long, default_value_t = 4, value_name = "MIB",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=2048))]
     pub max_recv_message_size: usize,
     /// Longest a call may run when the client sets no shorter gRPC deadline (10ms to 1day).
     #[arg(long, default_value = "30s", value_parser = parse_timeout)]

@@ -32,6 +32,10 @@ const MAX_NAME_LEN: usize = 63;
 
 /// Names cargo refuses for a package (Rust keywords and the standard
 /// library's crates).
+/// The crates a new function depends on (as Rust names them): a crate of
+/// the same name could not depend on them.
+const DEPENDENCIES: &[&str] = &["xfn_sdk", "serde", "serde_json"];
+
 const RESERVED: &[&str] = &[
     "abstract",
     "alloc",
@@ -196,6 +200,8 @@ pub fn check_name(name: &str) -> Result<()> {
         ))
     } else if RESERVED.contains(&name) {
         Some("it is a Rust keyword or a standard library crate".to_owned())
+    } else if DEPENDENCIES.contains(&name.replace('-', "_").as_str()) {
+        Some("the new crate depends on a crate of that name".to_owned())
     } else {
         None
     };
@@ -224,16 +230,24 @@ pub fn render(name: &str, sdk: &SdkSource) -> Vec<(&'static str, String)> {
         .collect()
 }
 
+/// The most of an `--sdk-path`'s `Cargo.toml` read: 1 MiB.
+const SDK_MANIFEST_LIMIT: xfn_oci::localfile::Limit =
+    xfn_oci::localfile::Limit::new("Cargo.toml", 1 << 20);
+
 /// The absolute path of an xfn-sdk checkout, checked to be one.
 fn sdk_checkout(path: &Path) -> Result<PathBuf> {
     let dir = std::fs::canonicalize(path)
         .with_context(|| format!("--sdk-path {:?}", path.display().to_string()))?;
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).with_context(|| {
-        format!(
-            "--sdk-path {:?} is not a crate directory (it should be xfn's guest-sdk/)",
-            path.display().to_string()
-        )
-    })?;
+    // A regular file of bounded size: a FIFO or a device is refused, not
+    // read.
+    let manifest = xfn_oci::localfile::read_to_string(&dir.join("Cargo.toml"), SDK_MANIFEST_LIMIT)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--sdk-path {:?} is not a crate directory (it should be xfn's guest-sdk/): \
+                 cannot read its Cargo.toml: {e}",
+                path.display().to_string()
+            )
+        })?;
     if !manifest.lines().any(|l| l.trim() == "name = \"xfn-sdk\"") {
         bail!(
             "--sdk-path {:?}: its Cargo.toml is not xfn-sdk's (it should be xfn's guest-sdk/)",
@@ -315,6 +329,11 @@ mod tests {
             ("my.fn", "'.' is not allowed"),
             ("test", "Rust keyword"),
             ("std", "standard library"),
+            // The attack round's low finding: these collided with the
+            // crate's own dependencies.
+            ("xfn-sdk", "depends on a crate of that name"),
+            ("serde-json", "depends on a crate of that name"),
+            ("serde", "depends on a crate of that name"),
         ] {
             let err = check_name(bad).unwrap_err().to_string();
             assert!(err.contains(why), "{bad:?}: {err}");
@@ -341,6 +360,27 @@ mod tests {
                 .contains("target/wasm32-wasip2/wasm/function_greet.wasm")
         );
         assert!(text("Makefile").contains("\tcargo build --profile wasm --target wasm32-wasip2"));
+    }
+
+    /// The attack round's low finding: `--sdk-path` read a FIFO or
+    /// `/dev/zero` as its Cargo.toml (a hang, or memory until killed).
+    #[test]
+    fn an_sdk_path_whose_manifest_is_not_a_file_is_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("xfn-new-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let fifo =
+            std::ffi::CString::new(dir.join("Cargo.toml").into_os_string().into_encoded_bytes())
+                .expect("path");
+        // SAFETY: `fifo` is a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let err = sdk_checkout(&dir)
+            .expect_err("a FIFO is refused")
+            .to_string();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 
     #[test]
