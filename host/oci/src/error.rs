@@ -189,6 +189,19 @@ impl Error {
     }
 }
 
+impl Error {
+    /// Whether the registry could not be reached or would not let xfn in
+    /// (down, too slow, refusing its credentials): the package's kind is
+    /// unknown, and a runtime with other credentials or another network
+    /// path (the kubelet pulling a container image) may still fetch it.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            Error::Unavailable { .. } | Error::Deadline { .. } | Error::Unauthorized { .. }
+        )
+    }
+}
+
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
