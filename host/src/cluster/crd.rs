@@ -266,3 +266,41 @@ pub struct DeploymentTemplate {
     #[serde(default)]
     pub spec: Option<serde_json::Value>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_runtime_config_may_have_no_spec_and_fields_xfn_does_not_know() {
+        let meta = json!({"name": "default", "uid": "u"});
+        for spec in [None, Some(json!(null)), Some(json!({"later": {"x": 1}}))] {
+            let mut object = json!({"apiVersion": "pkg.crossplane.io/v1beta1",
+                "kind": "DeploymentRuntimeConfig", "metadata": meta, "status": {"y": 2}});
+            if let Some(spec) = spec {
+                object["spec"] = spec;
+            }
+            let config: DeploymentRuntimeConfig = serde_json::from_value(object).unwrap();
+            assert_eq!(config.metadata.name.as_deref(), Some("default"));
+            assert_eq!(config.spec, DeploymentRuntimeConfigSpec::default());
+        }
+        assert_eq!(
+            <DeploymentRuntimeConfig as kube::Resource>::url_path(&(), None),
+            "/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs"
+        );
+    }
+
+    #[test]
+    fn a_revision_may_leave_out_what_its_crd_does_not_require() {
+        let revision: FunctionRevision = serde_json::from_value(json!({
+            "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+            "metadata": {"name": "r"},
+            "spec": {"desiredState": "Active", "image": "i", "future": true},
+            "status": {"conditions": [{"type": "RevisionHealthy", "extra": 1}]},
+        }))
+        .unwrap();
+        assert!(revision.is_active());
+        assert_eq!(revision.condition("RevisionHealthy").unwrap().status, "");
+    }
+}
