@@ -58,9 +58,13 @@ fn main() -> ExitCode {
         }
         Command::Validate(args) => cli::validate::run(args),
         Command::Serve(args) => runtime(None).and_then(|rt| rt.block_on(cli::serve::run(args))),
-        Command::Controller(args) => {
-            runtime(None).and_then(|rt| rt.block_on(cli::controller::run(args)))
-        }
+        Command::Controller(args) => runtime(None).and_then(|rt| {
+            let outcome = rt.block_on(cli::controller::run(args));
+            // The controller bounds its own shutdown: work still running
+            // in the background (a compile, a pull) is not waited for.
+            rt.shutdown_timeout(std::time::Duration::from_secs(1));
+            outcome
+        }),
         Command::Push(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::push(args))),
         Command::Pull(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::pull(args))),
         Command::Inspect(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::inspect(args))),

@@ -32,7 +32,16 @@ fn start(
     let (tx, rx) = watch::channel(leading);
     let client = kube::Client::new(fake.service(), "default");
     let writer = Arc::new(writer(fake, "xfn-0"));
-    let task = tokio::spawn(controller::run_while_leading(client, NS.into(), writer, rx));
+    // No shutdown comes (its sender is gone): the loop runs until its
+    // leadership channel closes.
+    let (_, stop) = watch::channel(false);
+    let task = tokio::spawn(controller::run_while_leading(
+        client,
+        NS.into(),
+        writer,
+        rx,
+        stop,
+    ));
     (tx, task)
 }
 

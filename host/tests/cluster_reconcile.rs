@@ -353,3 +353,202 @@ async fn a_rotated_root_ca_reissues_the_certificate() {
     assert_ne!(first["data"]["tls.crt"], second["data"]["tls.crt"]);
     assert_eq!(second["data"]["ca.crt"], json!(b64(other.cert_pem())));
 }
+
+fn runtime_config(name: &str) -> Value {
+    json!({
+        "apiVersion": "pkg.crossplane.io/v1beta1", "kind": "DeploymentRuntimeConfig",
+        "metadata": {"name": name},
+    })
+}
+
+#[tokio::test]
+async fn every_shape_crossplanes_crds_allow_is_read() {
+    let c = Cluster::new();
+    c.add(root_ca());
+    // `default` without a spec, which Crossplane's CRD allows.
+    c.add(runtime_config("default"));
+    c.add(function("fn-a", "reg.example/fns/hello:v1"));
+    c.add(revision(
+        "fn-a-1",
+        "fn-a",
+        "reg.example/fns/hello:v1",
+        "Active",
+    ));
+    assert!(
+        matches!(c.reconcile("fn-a-1").await, Outcome::Healthy { .. }),
+        "{}",
+        c.runtime_healthy("fn-a-1")
+    );
+
+    // A named config with an empty spec and fields xfn does not know; a
+    // Function and a revision with fields of a later Crossplane.
+    let mut config = runtime_config("tuned");
+    config["spec"] = json!({"futureTemplate": {"x": 1}});
+    config["status"] = json!({"whatever": true});
+    c.add(config);
+    let mut container = function("fn-b", "reg.example/fns/container:v1");
+    container["spec"]["runtimeConfigRef"] = json!({"apiVersion": "pkg.crossplane.io/v1beta1",
+        "kind": "DeploymentRuntimeConfig", "name": "tuned"});
+    container["spec"]["newField"] = json!(["a", {"b": 2}]);
+    c.add(container);
+    let mut rev = revision("fn-b-1", "fn-b", "reg.example/fns/container:v1", "Active");
+    rev["spec"]["commonLabels"] = json!({"team": "a"});
+    rev["spec"]["tlsServerSecretName"] = json!("fn-b-tls-server");
+    rev["status"]["foundDependencies"] = json!(3);
+    rev["status"]["conditions"][0]["extra"] = json!("x");
+    c.add(rev);
+    let outcome = c.reconcile("fn-b-1").await;
+    assert_eq!(
+        outcome,
+        Outcome::Unhealthy {
+            message: "function package deployment has no condition of type \"Available\" yet"
+                .into()
+        }
+    );
+    let deployment = c
+        .get("apps/v1", "deployments", "fn-b-1")
+        .expect("a Deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "reg.example/fns/container:v1"
+    );
+}
+
+#[tokio::test]
+async fn a_runtime_config_that_cannot_be_used_is_reported_on_the_revision() {
+    let c = Cluster::new();
+    c.add(root_ca());
+    // Labels must be a map of strings: this one can't be decoded.
+    let mut config = runtime_config("default");
+    config["spec"] = json!({"serviceTemplate": {"metadata": {"labels": "team=a"}}});
+    c.add(config);
+    let message = problem(&c, "fn-a-1", "fn-a", "reg.example/fns/hello:v1").await;
+    assert!(
+        message.starts_with("cannot read DeploymentRuntimeConfig default: invalid type: string"),
+        "{message}"
+    );
+    assert!(
+        c.events()
+            .iter()
+            .any(|e| e["reason"] == "InvalidRuntimeConfig"),
+        "{:?}",
+        c.events()
+    );
+    // Nothing was made from it.
+    assert!(c.get("v1", "services", "fn-a").is_none());
+
+    // Fixed, it is used.
+    let mut config = runtime_config("default");
+    config["spec"] = json!({"serviceTemplate": {"metadata": {"name": "fn-a-svc"}}});
+    c.add(config);
+    assert_eq!(
+        c.reconcile("fn-a-1").await,
+        Outcome::Healthy {
+            kind: PackageKind::Wasm,
+            endpoint: "dns:///fn-a-svc.crossplane-system:9443".into()
+        }
+    );
+
+    // A config a Function names that does not exist.
+    let mut named = function("fn-b", "reg.example/fns/hello:v1");
+    named["spec"]["runtimeConfigRef"] = json!({"name": "missing"});
+    c.add(named);
+    c.add(revision(
+        "fn-b-1",
+        "fn-b",
+        "reg.example/fns/hello:v1",
+        "Active",
+    ));
+    let Outcome::Unhealthy { message } = c.reconcile("fn-b-1").await else {
+        panic!("a missing runtime config must fail");
+    };
+    assert_eq!(
+        message,
+        "Function fn-b names DeploymentRuntimeConfig missing, which does not exist"
+    );
+    assert_eq!(c.runtime_healthy("fn-b-1")["status"], "False");
+    assert!(
+        c.events()
+            .iter()
+            .any(|e| e["reason"] == "MissingRuntimeConfig" && e["note"] == json!(message))
+    );
+}
+
+fn root_ca_with(cert: &[u8], key: &[u8]) -> Value {
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "crossplane-root-ca", "namespace": NS},
+        "data": {"tls.crt": b64(cert), "tls.key": b64(key)},
+    })
+}
+
+#[tokio::test]
+async fn a_root_ca_that_is_not_pem_or_too_big_is_reported_as_such() {
+    let c = Cluster::new();
+    let prefix = "Secret crossplane-system/crossplane-root-ca";
+
+    // Not UTF-8: not "missing".
+    c.add(root_ca_with(&[0xff, 0xfe, 0x00, 0x9f], CA_KEY.as_bytes()));
+    let message = problem(&c, "fn-a-1", "fn-a", "reg.example/fns/hello:v1").await;
+    assert_eq!(
+        message,
+        format!("{prefix}: tls.crt is not PEM: it is not even UTF-8 text")
+    );
+    assert!(c.events().iter().any(|e| e["reason"] == "InvalidRootCA"));
+
+    // Text, but no certificate in it.
+    c.add(root_ca_with(b"garbage", CA_KEY.as_bytes()));
+    let message = problem(&c, "fn-b-1", "fn-b", "reg.example/fns/hello:v1").await;
+    assert_eq!(
+        message,
+        format!("{prefix}: tls.crt holds no PEM certificate")
+    );
+
+    // A key that is garbage.
+    c.add(root_ca_with(CA_CERT.as_bytes(), &[0x80; 64]));
+    let message = problem(&c, "fn-c-1", "fn-c", "reg.example/fns/hello:v1").await;
+    assert_eq!(
+        message,
+        format!("{prefix}: tls.key is not PEM: it is not even UTF-8 text")
+    );
+
+    // 700 copies of the CA (910 KB, within a Secret's 1 MiB).
+    c.add(root_ca_with(
+        CA_CERT.repeat(700).as_bytes(),
+        CA_KEY.as_bytes(),
+    ));
+    let message = problem(&c, "fn-d-1", "fn-d", "reg.example/fns/hello:v1").await;
+    assert!(
+        message.starts_with(&format!("{prefix}: tls.crt is ")),
+        "{message}"
+    );
+    assert!(message.contains("over the limit of 65536"), "{message}");
+    // Few enough bytes, too many certificates.
+    let small = CA_CERT.lines().take(3).collect::<Vec<_>>().join("\n") + "\n";
+    let small = format!("{small}-----END CERTIFICATE-----\n").repeat(20);
+    c.add(root_ca_with(small.as_bytes(), CA_KEY.as_bytes()));
+    let message = problem(&c, "fn-e-1", "fn-e", "reg.example/fns/hello:v1").await;
+    assert_eq!(
+        message,
+        format!("{prefix}: tls.crt holds 20 certificates, more than the 8 accepted")
+    );
+    // No function got a Secret with the bundle in it.
+    assert!(c.get("v1", "secrets", "fn-d-tls-server").is_none());
+
+    // A missing key is still "missing", and named.
+    c.add(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "crossplane-root-ca", "namespace": NS},
+        "data": {"tls.crt": b64(CA_CERT)},
+    }));
+    let message = problem(&c, "fn-f-1", "fn-f", "reg.example/fns/hello:v1").await;
+    assert_eq!(message, format!("{prefix} has no tls.key yet"));
+
+    // The real CA works.
+    c.add(root_ca());
+    assert!(matches!(
+        c.reconcile("fn-a-1").await,
+        Outcome::Healthy { .. }
+    ));
+}

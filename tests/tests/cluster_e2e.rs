@@ -130,6 +130,8 @@ impl Runtime {
             NS.into(),
             writer,
             leads,
+            // No shutdown: the cluster ends with the test.
+            watch::channel(false).1,
         ));
 
         let tls = Arc::new(DynamicTls::new());

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
+use xfn_host::cluster::controller::STOP_RECONCILING;
 use xfn_host::cluster::objects::Placement;
 use xfn_host::cluster::packages::OciProbe;
 use xfn_host::cluster::reconcile::Writer;
@@ -112,8 +114,43 @@ async fn kube_client(api: Option<&str>) -> Result<kube::Client> {
     kube::Client::try_from(config).context("cannot set up the Kubernetes client")
 }
 
-/// Runs `xfn controller`.
+/// SIGTERM and SIGINT, as they come.
+struct Signals {
+    term: Signal,
+    int: Signal,
+}
+
+impl Signals {
+    /// Takes SIGTERM and SIGINT over from their default (ending the process).
+    fn new() -> Result<Signals> {
+        let listen = |kind: SignalKind| {
+            signal(kind).context("cannot listen for SIGTERM and SIGINT, which stop the controller")
+        };
+        Ok(Signals {
+            term: listen(SignalKind::terminate())?,
+            int: listen(SignalKind::interrupt())?,
+        })
+    }
+
+    /// The next signal's name and number.
+    async fn next(&mut self) -> (&'static str, i32) {
+        tokio::select! {
+            _ = self.term.recv() => ("SIGTERM", 15),
+            _ = self.int.recv() => ("SIGINT", 2),
+        }
+    }
+}
+
+/// Runs `xfn controller` until SIGTERM or SIGINT.
+///
+/// The first signal stops it cleanly: the gRPC server stops taking calls
+/// and drains those in flight (for up to `--timeout` and 5 s), while the
+/// leader stops reconciling (within [`STOP_RECONCILING`]) and releases the
+/// Lease (within [`lease::RELEASE_TIMEOUT`]), so that another replica leads
+/// at once. A second signal ends the process at once, with status 128 plus
+/// the signal's number.
 pub async fn run(args: ControllerArgs) -> Result<()> {
+    let mut signals = Signals::new()?;
     let address = super::parse_address("--address", &args.address)?;
     let probe_address = super::parse_address("--probe-address", &args.probe_address)?;
     let pod_labels = parse_labels(&args.pod_labels)?;
@@ -172,11 +209,13 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
         Arc::new(OciProbe::new(registry.clone())),
         &args.identity,
     ));
-    tokio::spawn(controller::run_while_leading(
+    let (shutdown_tx, shutdown) = watch::channel(false);
+    let mut leader = tokio::spawn(controller::run_while_leading(
         client.clone(),
         args.namespace.clone(),
         writer,
         election.leading.clone(),
+        shutdown,
     ));
     tokio::spawn(
         Replica {
@@ -193,37 +232,44 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
         .run(),
     );
 
-    let shutdown = handle.clone();
+    let mut serving = tokio::spawn(server.serve());
+    let served = tokio::select! {
+        (name, _) = signals.next() => {
+            eprintln!("xfn controller: {name}: stopping (a second signal stops at once)");
+            None
+        }
+        served = &mut serving => Some(served),
+    };
     tokio::spawn(async move {
-        wait_for_termination().await;
-        eprintln!("xfn controller: stopping");
-        shutdown.shutdown().await;
+        let (name, number) = signals.next().await;
+        eprintln!("xfn controller: {name} again: exiting at once");
+        std::process::exit(128 + number);
     });
-    let served = server.serve().await;
-    stop_tx.send_replace(true);
-    // Hand the Lease over at once rather than when it expires.
+
+    // Calls in flight drain while the leader hands over.
+    handle.shutdown().await;
+    shutdown_tx.send_replace(true);
+    if tokio::time::timeout(STOP_RECONCILING, &mut leader)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "reconciles still running after {}s: stopping them",
+            STOP_RECONCILING.as_secs()
+        );
+        leader.abort();
+        let _ = leader.await;
+    }
+    // Only now, with nothing left writing, hand the Lease over.
     election.leave().await;
-    served?;
+    let served = match served {
+        Some(served) => served,
+        None => serving.await,
+    };
+    stop_tx.send_replace(true);
+    served.context("the gRPC server's task failed")??;
     eprintln!("xfn controller: stopped");
     Ok(())
-}
-
-async fn wait_for_termination() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-        }
-        _ => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
 }
 
 #[cfg(test)]

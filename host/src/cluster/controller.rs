@@ -28,39 +28,80 @@ use super::reconcile::{Outcome, RETRY, ROOT_CA_SECRET, ReconcileError, Writer};
 const RESYNC: Duration = Duration::from_secs(600);
 /// How long to wait after an API failure before trying a revision again.
 const API_RETRY: Duration = Duration::from_secs(5);
+/// Longest a shutdown waits for reconciles in flight before it stops them
+/// and releases the Lease.
+pub const STOP_RECONCILING: Duration = Duration::from_secs(10);
+
+/// The longest a clean shutdown of `xfn controller` takes when a call may
+/// run for `call_timeout`: calls in flight drain for `call_timeout` and
+/// 5 s, while the leader stops reconciling and releases the Lease; the
+/// pod's `terminationGracePeriodSeconds` must be longer.
+pub fn shutdown_bound(call_timeout: Duration) -> Duration {
+    let drain = call_timeout + Duration::from_secs(5);
+    let hand_over = STOP_RECONCILING + super::lease::RELEASE_TIMEOUT + Duration::from_secs(1);
+    drain.max(hand_over)
+}
+
 /// Revisions reconciled at once.
 const CONCURRENCY: u16 = 8;
 
-/// Runs the writer whenever `leading` is true, until `leading`'s sender
-/// is dropped.
+/// Runs the writer whenever `leading` is true, until `leading`'s sender is
+/// dropped or `shutdown` turns true. On shutdown, reconciles in flight
+/// finish first (the caller bounds how long it waits), then every receiver
+/// of `leading` this holds is dropped.
 pub async fn run_while_leading(
     client: Client,
     namespace: String,
     writer: Arc<Writer>,
     mut leading: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     loop {
         // The election is over (its sender is gone): so is the writer.
-        if leading.has_changed().is_err() {
+        if leading.has_changed().is_err() || *shutdown.borrow() {
             return;
         }
         // Wait to lead.
         while !*leading.borrow_and_update() {
-            if leading.changed().await.is_err() {
-                return;
+            tokio::select! {
+                changed = leading.changed() => if changed.is_err() { return },
+                () = stopping(&shutdown) => return,
             }
         }
         tracing::info!("leading: reconciling FunctionRevisions");
         let mut lost = leading.clone();
+        let stop = stopping(&shutdown);
         let lost = async move {
-            while *lost.borrow_and_update() {
-                if lost.changed().await.is_err() {
-                    return;
+            let lost = async {
+                while *lost.borrow_and_update() {
+                    if lost.changed().await.is_err() {
+                        return;
+                    }
                 }
+            };
+            tokio::select! {
+                () = lost => {}
+                () = stop => {}
             }
         };
         run(client.clone(), &namespace, writer.clone(), lost).await;
         tracing::info!("no longer leading: stopped reconciling");
+    }
+}
+
+/// Completes once `shutdown` turns true (never, if its sender is dropped
+/// first).
+fn stopping(shutdown: &watch::Receiver<bool>) -> impl Future<Output = ()> + Send + Sync + 'static {
+    let mut shutdown = shutdown.clone();
+    async move {
+        loop {
+            if *shutdown.borrow_and_update() {
+                return;
+            }
+            if shutdown.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }
 
@@ -103,7 +144,7 @@ async fn run(
     .run(reconcile, error_policy, writer)
     .for_each(|result| {
         if let Err(e) = result {
-            tracing::debug!("controller: {e}");
+            tracing::debug!("controller: {}", super::for_log(&e.to_string()));
         }
         std::future::ready(())
     })
@@ -125,18 +166,23 @@ async fn reconcile(
     writer: Arc<Writer>,
 ) -> Result<Action, ReconcileError> {
     let outcome = writer.reconcile(&revision).await?;
-    tracing::debug!("{}: {outcome:?}", revision.name_any());
+    let name = super::for_log(&revision.name_any());
+    tracing::debug!("{name}: {}", super::for_log(&format!("{outcome:?}")));
     Ok(match outcome {
         Outcome::Deactivated => Action::await_change(),
         Outcome::Healthy { .. } => Action::requeue(RESYNC),
         Outcome::Unhealthy { message } => {
-            tracing::warn!("{}: {message}", revision.name_any());
+            tracing::warn!("{name}: {}", super::for_log(&message));
             Action::requeue(RETRY)
         }
     })
 }
 
 fn error_policy(revision: Arc<FunctionRevision>, error: &ReconcileError, _: Arc<Writer>) -> Action {
-    tracing::warn!("{}: {error}", revision.name_any());
+    tracing::warn!(
+        "{}: {}",
+        super::for_log(&revision.name_any()),
+        super::for_log(&error.to_string())
+    );
     Action::requeue(API_RETRY)
 }

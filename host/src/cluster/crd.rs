@@ -8,7 +8,10 @@
 //! (`function_types.go`, `revision_types.go`, `package_runtime_types.go`)
 //! and `apis/pkg/v1beta1/deployment_runtime_config_types.go`.
 
+use std::borrow::Cow;
+
 use k8s_openapi::api::core::v1::LocalObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -107,9 +110,10 @@ pub struct RevisionStatus {
 #[serde(rename_all = "camelCase")]
 pub struct Condition {
     /// e.g. `RuntimeHealthy`.
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default)]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
+    #[serde(default)]
     pub status: String,
     /// When the status last changed (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,13 +164,59 @@ impl FunctionRevision {
 
 /// A `pkg.crossplane.io/v1beta1` DeploymentRuntimeConfig: templates that
 /// Crossplane's runtime (and so xfn, for container functions) starts from.
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[kube(
-    group = "pkg.crossplane.io",
-    version = "v1beta1",
-    kind = "DeploymentRuntimeConfig",
-    schema = "disabled"
-)]
+///
+/// Written by hand rather than derived: Crossplane's CRD does not require
+/// `spec`, and a config without one (or with `spec: null`) is read as an
+/// empty one.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct DeploymentRuntimeConfig {
+    /// Its metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Its templates, each optional.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub spec: DeploymentRuntimeConfigSpec,
+}
+
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+impl kube::Resource for DeploymentRuntimeConfig {
+    type DynamicType = ();
+    type Scope = kube::core::ClusterResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "DeploymentRuntimeConfig".into()
+    }
+
+    fn group(_: &()) -> Cow<'_, str> {
+        "pkg.crossplane.io".into()
+    }
+
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1beta1".into()
+    }
+
+    fn plural(_: &()) -> Cow<'_, str> {
+        "deploymentruntimeconfigs".into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The templates of a DeploymentRuntimeConfig.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentRuntimeConfigSpec {
     /// The base of the function's Deployment.
@@ -215,4 +265,42 @@ pub struct DeploymentTemplate {
     /// leave out fields a Deployment requires, such as its selector).
     #[serde(default)]
     pub spec: Option<serde_json::Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_runtime_config_may_have_no_spec_and_fields_xfn_does_not_know() {
+        let meta = json!({"name": "default", "uid": "u"});
+        for spec in [None, Some(json!(null)), Some(json!({"later": {"x": 1}}))] {
+            let mut object = json!({"apiVersion": "pkg.crossplane.io/v1beta1",
+                "kind": "DeploymentRuntimeConfig", "metadata": meta, "status": {"y": 2}});
+            if let Some(spec) = spec {
+                object["spec"] = spec;
+            }
+            let config: DeploymentRuntimeConfig = serde_json::from_value(object).unwrap();
+            assert_eq!(config.metadata.name.as_deref(), Some("default"));
+            assert_eq!(config.spec, DeploymentRuntimeConfigSpec::default());
+        }
+        assert_eq!(
+            <DeploymentRuntimeConfig as kube::Resource>::url_path(&(), None),
+            "/apis/pkg.crossplane.io/v1beta1/deploymentruntimeconfigs"
+        );
+    }
+
+    #[test]
+    fn a_revision_may_leave_out_what_its_crd_does_not_require() {
+        let revision: FunctionRevision = serde_json::from_value(json!({
+            "apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
+            "metadata": {"name": "r"},
+            "spec": {"desiredState": "Active", "image": "i", "future": true},
+            "status": {"conditions": [{"type": "RevisionHealthy", "extra": 1}]},
+        }))
+        .unwrap();
+        assert!(revision.is_active());
+        assert_eq!(revision.condition("RevisionHealthy").unwrap().status, "");
+    }
 }

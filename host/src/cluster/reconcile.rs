@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service, ServiceAccount};
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::Value;
@@ -33,6 +33,8 @@ pub const FIELD_MANAGER: &str = "xfn";
 pub const ROOT_CA_SECRET: &str = "crossplane-root-ca";
 /// The annotation on a TLS Secret with the names its certificate covers.
 const TLS_NAMES_ANNOTATION: &str = "xfn.dev/tls-names";
+/// The DeploymentRuntimeConfig of a Function that names none.
+const DEFAULT_RUNTIME_CONFIG: &str = "default";
 /// The data key of a `kubernetes.io/dockerconfigjson` Secret.
 const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
 
@@ -226,21 +228,45 @@ impl Writer {
                 "the revision has no spec.image",
             )));
         };
-        let function_object = Api::<Function>::all(self.client.clone())
-            .get_opt(function)
-            .await
-            .map_err(api_error(format!("cannot get Function {function}")))?;
-        let config_name = function_object
+        let function_object = match self.get_decoded::<Function>(function).await? {
+            None => None,
+            Some(Ok(found)) => Some(found),
+            Some(Err(e)) => {
+                return Ok(Err(Problem::new(
+                    "InvalidFunction",
+                    format!("cannot read Function {function}: {e}"),
+                )));
+            }
+        };
+        let named = function_object
             .as_ref()
             .and_then(|f| f.spec.runtime_config_ref.as_ref())
-            .map_or("default", |r| r.name.as_str())
-            .to_owned();
-        let runtime_config = Api::<DeploymentRuntimeConfig>::all(self.client.clone())
-            .get_opt(&config_name)
-            .await
-            .map_err(api_error(format!(
-                "cannot get DeploymentRuntimeConfig {config_name}"
-            )))?;
+            .map(|r| r.name.as_str())
+            .filter(|name| !name.is_empty());
+        let config_name = named.unwrap_or(DEFAULT_RUNTIME_CONFIG).to_owned();
+        let runtime_config = match self
+            .get_decoded::<DeploymentRuntimeConfig>(&config_name)
+            .await?
+        {
+            Some(Ok(found)) => Some(found),
+            Some(Err(e)) => {
+                return Ok(Err(Problem::new(
+                    "InvalidRuntimeConfig",
+                    format!("cannot read DeploymentRuntimeConfig {config_name}: {e}"),
+                )));
+            }
+            // Crossplane makes `default` itself; without it, Crossplane's
+            // own defaults apply.
+            None if named.is_none() => None,
+            None => {
+                return Ok(Err(Problem::new(
+                    "MissingRuntimeConfig",
+                    format!(
+                        "Function {function} names DeploymentRuntimeConfig {config_name}, which does not exist"
+                    ),
+                )));
+            }
+        };
         let inputs = Inputs {
             revision,
             function,
@@ -307,6 +333,27 @@ impl Writer {
             }
         };
         Ok(Ok((kind, endpoint, health)))
+    }
+
+    /// The cluster-scoped object `name` of kind `K`, if it exists, read as
+    /// JSON and then decoded: an object that can't be decoded is the
+    /// user's to fix (reported on the revision), not an API failure to
+    /// retry in silence.
+    async fn get_decoded<K>(&self, name: &str) -> Result<Option<Result<K, String>>, ReconcileError>
+    where
+        K: Resource<DynamicType = (), Scope = kube::core::ClusterResourceScope>
+            + serde::de::DeserializeOwned,
+    {
+        let resource = ApiResource::erase::<K>(&());
+        let found = Api::<DynamicObject>::all_with(self.client.clone(), &resource)
+            .get_opt(name)
+            .await
+            .map_err(api_error(format!("cannot get {} {name}", resource.kind)))?;
+        Ok(found.map(|object| {
+            serde_json::to_value(object)
+                .and_then(serde_json::from_value)
+                .map_err(|e| e.to_string())
+        }))
     }
 
     /// The `.dockerconfigjson` of each pull secret the revision names.
@@ -379,20 +426,34 @@ impl Writer {
                 .data
                 .as_ref()
                 .and_then(|d| d.get(key))
-                .and_then(|v| String::from_utf8(v.0.clone()).ok())
+                .map(|v| v.0.as_slice())
+                .filter(|v| !v.is_empty())
         };
-        let (Some(cert), Some(key)) = (field("tls.crt"), field("tls.key")) else {
+        let missing: Vec<&str> = ["tls.crt", "tls.key"]
+            .into_iter()
+            .filter(|key| field(key).is_none())
+            .collect();
+        if !missing.is_empty() {
             return Ok(Err(Problem::new(
                 "MissingRootCA",
-                format!("Secret {namespace}/{ROOT_CA_SECRET} has no tls.crt and tls.key yet"),
+                format!(
+                    "Secret {namespace}/{ROOT_CA_SECRET} has no {} yet",
+                    missing.join(" and ")
+                ),
             )));
-        };
-        Ok(CertificateAuthority::from_pem(&cert, &key).map_err(|e| {
+        }
+        let invalid = |reason: String| {
             Problem::new(
                 "InvalidRootCA",
-                format!("Secret {namespace}/{ROOT_CA_SECRET}: {e}"),
+                format!("Secret {namespace}/{ROOT_CA_SECRET}: {reason}"),
             )
-        }))
+        };
+        let text = |key: &str| super::root_ca_text(key, field(key).unwrap_or_default());
+        let (cert, key) = match (text("tls.crt"), text("tls.key")) {
+            (Ok(cert), Ok(key)) => (cert, key),
+            (Err(reason), _) | (_, Err(reason)) => return Ok(Err(invalid(reason))),
+        };
+        Ok(CertificateAuthority::from_pem(cert, key).map_err(|e| invalid(e.to_string())))
     }
 
     /// Issues the function's server certificate, unless its Secret already
@@ -509,7 +570,11 @@ impl Writer {
             .publish(&event, &revision.object_ref(&()))
             .await
         {
-            tracing::warn!("cannot record an event on {}: {e}", revision.name_any());
+            tracing::warn!(
+                "cannot record an event on {}: {}",
+                super::for_log(&revision.name_any()),
+                super::for_log(&e.to_string())
+            );
         }
     }
 }

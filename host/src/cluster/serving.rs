@@ -204,11 +204,16 @@ impl Replica {
             .find(|s| s.name_any() == ROOT_CA_SECRET)
             .and_then(|s| secret_data(&s, "tls.crt"));
         if ca != state.client_ca {
-            match &ca {
-                Some(pem) => match self.tls.set_client_ca(pem) {
-                    Ok(()) => tracing::info!("client CA set from {ROOT_CA_SECRET}"),
-                    Err(e) => tracing::error!("cannot use {ROOT_CA_SECRET}: {e}"),
-                },
+            let usable = ca.as_deref().map(|pem| {
+                super::root_ca_text("tls.crt", pem)
+                    .and_then(|_| self.tls.set_client_ca(pem).map_err(|e| e.to_string()))
+            });
+            match usable {
+                Some(Ok(())) => tracing::info!("client CA set from {ROOT_CA_SECRET}"),
+                Some(Err(e)) => tracing::error!(
+                    "cannot use {ROOT_CA_SECRET}: {}; keeping the previous client CA, if any",
+                    super::for_log(&e)
+                ),
                 None => tracing::warn!("no {ROOT_CA_SECRET} yet: refusing connections"),
             }
             state.client_ca = ca;
@@ -232,10 +237,14 @@ impl Replica {
             }
             match self.tls.set_certificate(&for_names, &cert, &key) {
                 Ok(()) => {
-                    tracing::info!(names = %listed, "serving a certificate");
+                    tracing::info!(names = %super::for_log(listed), "serving a certificate");
                     state.certs.insert(listed.clone(), fingerprint);
                 }
-                Err(e) => tracing::error!("Secret {}: {e}", secret.name_any()),
+                Err(e) => tracing::error!(
+                    "Secret {}: {}",
+                    super::for_log(&secret.name_any()),
+                    super::for_log(&e.to_string())
+                ),
             }
         }
         let gone: Vec<String> = self
@@ -282,7 +291,12 @@ impl Replica {
         for (name, want, outcome) in outcomes {
             match outcome {
                 Ok(function) => {
-                    tracing::info!(function = %name, image = %want.image, revision = %want.revision, "loaded");
+                    tracing::info!(
+                        function = %super::for_log(name),
+                        image = %super::for_log(&want.image),
+                        revision = %super::for_log(&want.revision),
+                        "loaded"
+                    );
                     state.failures.remove(name);
                     state.loaded.insert(
                         name.clone(),
@@ -295,7 +309,13 @@ impl Replica {
                     changed = true;
                 }
                 Err(e) => {
-                    tracing::error!(function = %name, image = %want.image, revision = %want.revision, "cannot serve: {e}");
+                    tracing::error!(
+                        function = %super::for_log(name),
+                        image = %super::for_log(&want.image),
+                        revision = %super::for_log(&want.revision),
+                        "cannot serve: {}",
+                        super::for_log(&e)
+                    );
                     let failure = (want.revision.clone(), e);
                     if state.failures.get(name) != Some(&failure) {
                         self.report_failure(view, &state.recorder, &failure.0, &failure.1)
@@ -359,7 +379,11 @@ impl Replica {
         };
         // An event is a courtesy: failing to record one is logged, not fatal.
         if let Err(e) = recorder.publish(&event, &found.object_ref(&())).await {
-            tracing::warn!("cannot record an event on {revision}: {e}");
+            tracing::warn!(
+                "cannot record an event on {}: {}",
+                super::for_log(revision),
+                super::for_log(&e.to_string())
+            );
         }
     }
 
@@ -513,7 +537,7 @@ fn secret_data(secret: &Secret, key: &str) -> Option<Vec<u8>> {
 fn log_watch_error<K>(what: &'static str) -> impl FnMut(Result<watcher::Event<K>, watcher::Error>) {
     move |event| {
         if let Err(e) = event {
-            tracing::warn!("watching {what}: {e}");
+            tracing::warn!("watching {what}: {}", super::for_log(&e.to_string()));
         }
     }
 }
