@@ -480,6 +480,48 @@ mod tests {
         exceeded
     }
 
+    /// The attack round's low finding: a module with 2 tables passed
+    /// `push` and `inspect` but the pool refused it (wasmtime's default is
+    /// one table and one memory per module). Now a module may hold every
+    /// table and memory a call may have.
+    #[test]
+    fn a_module_with_several_tables_and_memories_instantiates_in_the_pool() {
+        use wasm_encoder::{RefType, TableSection, TableType};
+        let mut tables = TableSection::new();
+        for _ in 0..MAX_TABLES {
+            tables.table(TableType {
+                element_type: RefType::FUNCREF,
+                table64: false,
+                minimum: 1,
+                maximum: None,
+                shared: false,
+            });
+        }
+        let mut memories = MemorySection::new();
+        for _ in 0..MAX_MEMORIES {
+            memories.memory(MemoryType {
+                minimum: 1,
+                maximum: None,
+                memory64: false,
+                shared: false,
+                page_size_log2: None,
+            });
+        }
+        let mut module = Module::new();
+        module.section(&tables);
+        module.section(&memories);
+        let mut component = wasm_encoder::Component::new();
+        component.section(&ModuleSection(&module));
+        let mut instances = InstanceSection::new();
+        instances.instantiate(0, Vec::<(&str, ModuleArg)>::new());
+        component.section(&instances);
+        let bytes = component.finish();
+        let info = xfn_oci::ComponentInfo::read(&bytes).unwrap();
+        assert_eq!((info.tables, info.memories), (16, 4));
+        assert_eq!(info.sandbox_problem(), None);
+        assert_eq!(instantiate(&runtime(true), &bytes), None);
+    }
+
     #[test]
     fn a_guest_yields_at_a_tick_only_once_it_has_run_a_while() {
         let started = Instant::now();
