@@ -87,7 +87,8 @@ image: wasm musl-target
 
 # The same image with xfn built in the image-check profile (Cargo.toml),
 # which builds much faster: what `make test` checks (tests/tests/image.rs).
-IMAGE_CHECK_DIR := $(TARGET_DIR)/image-check
+# (Not target/image-check: cargo builds that profile's build scripts there.)
+IMAGE_CHECK_DIR := $(TARGET_DIR)/image-for-tests
 image-check:
 	@$(MAKE) --no-print-directory image IMAGE_PROFILE=image-check IMAGE_DIR=$(IMAGE_CHECK_DIR)
 

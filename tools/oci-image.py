@@ -231,6 +231,13 @@ def write_layout(out, files):
     """Writes `files` under a fresh directory, then puts it at `out`
     (replacing what was there), so `out` is never half-written."""
     out = os.path.abspath(out)
+    # Only an earlier layout (or nothing) is replaced: never a directory
+    # that holds something else, such as a cargo profile's output.
+    if os.path.lexists(out):
+        if os.path.islink(out) or not os.path.isdir(out):
+            raise Refused(f"{out} exists and is not a directory")
+        if os.listdir(out) and not os.path.isfile(os.path.join(out, "oci-layout")):
+            raise Refused(f"{out} is not empty and not an OCI layout; not replacing it")
     staging = out + ".partial"
     shutil.rmtree(staging, ignore_errors=True)
     for path, data in sorted(files.items()):
@@ -239,10 +246,7 @@ def write_layout(out, files):
         with open(full, "wb") as f:
             f.write(data)
     if os.path.lexists(out):
-        if os.path.isdir(out) and not os.path.islink(out):
-            shutil.rmtree(out)
-        else:
-            raise Refused(f"{out} exists and is not a directory")
+        shutil.rmtree(out)
     os.rename(staging, out)
 
 

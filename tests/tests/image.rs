@@ -29,7 +29,7 @@ fn layout_dir() -> PathBuf {
         Some(dir) => PathBuf::from(dir),
         None => panic!(
             "XFN_IMAGE_LAYOUT is not set: `make test` builds the image with `make image-check` \
-             and sets it (to $CARGO_TARGET_DIR/image-check)"
+             and sets it (to $CARGO_TARGET_DIR/image-for-tests)"
         ),
     }
 }
@@ -369,20 +369,35 @@ fn writing_the_layout_again_gives_the_same_bytes() {
     let image = Image::read(&layout_dir());
     let inputs = tempfile::tempdir().expect("temp dir");
     unpack(&image, inputs.path());
-    let out = inputs.path().join("layout");
     let (repository, tag) = image.name.rsplit_once(':').expect("name:tag");
     let epoch = image.entry("xfn").mtime.to_string();
-    let run = Command::new(require("python3"))
-        .arg(script())
-        .arg("--binary")
-        .arg(inputs.path().join("xfn"))
-        .arg("--ca-bundle")
-        .arg(inputs.path().join("etc/ssl/certs/ca-certificates.crt"))
-        .args(["--name", repository, "--tag", tag, "--epoch", &epoch])
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .expect("run tools/oci-image.py");
+    let write = |out: &Path| {
+        Command::new(require("python3"))
+            .arg(script())
+            .arg("--binary")
+            .arg(inputs.path().join("xfn"))
+            .arg("--ca-bundle")
+            .arg(inputs.path().join("etc/ssl/certs/ca-certificates.crt"))
+            .args(["--name", repository, "--tag", tag, "--epoch", &epoch])
+            .arg("--out")
+            .arg(out)
+            .output()
+            .expect("run tools/oci-image.py")
+    };
+    // A directory that is not a layout is never replaced (the unpacked
+    // files, here).
+    let refused = write(inputs.path());
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("is not empty and not an OCI layout")
+    );
+    assert!(inputs.path().join("xfn").is_file());
+
+    let out = inputs.path().join("layout");
+    let run = write(&out);
+    assert!(run.status.success(), "{run:?}");
+    // Written over itself, it is the same again.
+    let run = write(&out);
     assert!(run.status.success(), "{run:?}");
     let again = files_in(&out);
     let first = image.files();
