@@ -145,7 +145,7 @@ def layer_tar(files, epoch):
 def gzipped(data):
     """`data` gzipped with no file name and mtime 0 in the header."""
     out = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=6) as gz:
         gz.write(data)
     return out.getvalue()
 
