@@ -1,6 +1,7 @@
 # xfn: one entry point for building, testing and benchmarking.
 #
 #   make render   render the docs example, offline, with built-in functions
+#   make image    build xfn's container image as an OCI layout in target/image/
 #   make test     install what the tests need, build everything, run every test
 #   make bench    run the benchmark suite and write target/bench-report/
 #   make fuzz     run every fuzzer for FUZZ_SECONDS (default 300) each
@@ -16,7 +17,7 @@ PY_SDK_VERSION := 0.15.1
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
 
-.PHONY: all build wasm render test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
+.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
 
 all: build
 
@@ -50,6 +51,47 @@ wasm: wasm-target
 build: wasm
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn-host
 
+## Image -------------------------------------------------------------------
+
+# xfn's container image, without Docker: a static (musl) release build of
+# xfn with the built-in functions, without its debug info (190 MiB of line
+# tables; symbols stay, so backtraces still name functions), written by
+# tools/oci-image.py as an OCI image layout (one layer; runs as uid 65532).
+# Publish it with
+#   skopeo copy oci:target/image:$(IMAGE_TAG) docker://REGISTRY/xfn:$(IMAGE_TAG)
+# The layout is reproducible: its mtimes and creation time are
+# SOURCE_DATE_EPOCH, by default the time of the commit checked out.
+MUSL_TARGET := x86_64-unknown-linux-musl
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+IMAGE_NAME ?= ghcr.io/xfn-dev/xfn
+IMAGE_TAG ?= v$(VERSION)
+IMAGE_DIR ?= $(TARGET_DIR)/image
+IMAGE_PROFILE ?= release
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_BIN = $(TARGET_DIR)/$(MUSL_TARGET)/$(if $(filter dev,$(IMAGE_PROFILE)),debug,$(IMAGE_PROFILE))/xfn
+
+# The musl target of the pinned toolchain, a C compiler for musl (ring and
+# mimalloc compile C) and the CA bundle the image carries, if missing.
+musl-target: toolchain
+	@rustup target list --installed | grep -qx $(MUSL_TARGET) || rustup target add $(MUSL_TARGET)
+	@command -v x86_64-linux-musl-gcc >/dev/null || tests/apt-install.sh musl-tools
+	@test -f $(CA_BUNDLE) || tests/apt-install.sh ca-certificates
+
+image: wasm musl-target
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --profile $(IMAGE_PROFILE) --target $(MUSL_TARGET) -p xfn-host --bin xfn
+	objcopy --strip-debug $(IMAGE_BIN) $(IMAGE_BIN).image
+	python3 tools/oci-image.py --binary $(IMAGE_BIN).image --ca-bundle $(CA_BUNDLE) \
+		--name $(IMAGE_NAME) --tag $(IMAGE_TAG) --epoch $(SOURCE_DATE_EPOCH) --out $(IMAGE_DIR)
+
+# The same image with xfn built in the image-check profile (Cargo.toml),
+# which builds much faster: what `make test` checks (tests/tests/image.rs).
+# (Not target/image-check: cargo builds that profile's build scripts there.)
+IMAGE_CHECK_DIR := $(TARGET_DIR)/image-for-tests
+image-check:
+	@$(MAKE) --no-print-directory image IMAGE_PROFILE=image-check IMAGE_DIR=$(IMAGE_CHECK_DIR)
+
 ## Main job ----------------------------------------------------------------
 
 render: build
@@ -68,8 +110,9 @@ go-peer:
 	tests/go-peer/build.sh >/dev/null
 
 # What `make test` writes into target/ from nothing: 5.5 GiB measured on
-# a fresh clone, with room to spare.
-TEST_BUILD_MIB := 6656
+# a fresh clone, plus 2.2 GiB for the image check's musl build
+# (make image-check), with room to spare.
+TEST_BUILD_MIB := 8960
 
 # Refuses to start a test build the disk has no room for.
 disk-check:
@@ -77,8 +120,8 @@ disk-check:
 
 # A fresh build gains nothing from incremental state, which would add
 # gigabytes to target/ (set CARGO_INCREMENTAL=1 to keep it).
-test: disk-check wasm venv deps
-	CARGO_INCREMENTAL=$${CARGO_INCREMENTAL:-0} \
+test: disk-check wasm venv deps image-check
+	CARGO_INCREMENTAL=$${CARGO_INCREMENTAL:-0} XFN_IMAGE_LAYOUT=$(IMAGE_CHECK_DIR) \
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 	XFN_BIN=$(CURDIR)/target/debug/xfn \
 		$(CARGO) test --workspace --all-targets

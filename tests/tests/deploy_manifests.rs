@@ -82,3 +82,17 @@ fn the_disruption_budget_and_autoscaler_target_the_deployment() {
     assert_eq!(hpa["spec"]["scaleTargetRef"]["name"], "xfn");
     assert!(hpa["spec"]["minReplicas"].as_u64() >= Some(2));
 }
+
+#[test]
+fn the_deployment_runs_the_image_make_image_builds_as_its_user() {
+    let deployment = &documents("deployment.yaml")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    // `make image` tags the image v<workspace version> (tests/image.rs
+    // checks the image itself).
+    let image = format!("ghcr.io/xfn-dev/xfn:v{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(pod["containers"][0]["image"], image.as_str());
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["securityContext"]["runAsUser"], 65532);
+    let kustomization = &documents("kustomization.yaml")[0];
+    assert_eq!(kustomization["images"][0]["name"], "ghcr.io/xfn-dev/xfn");
+}
