@@ -56,7 +56,7 @@ build: wasm
 # xfn's container image, without Docker: a static (musl) release build of
 # xfn with the built-in functions, without its debug info (190 MiB of line
 # tables; symbols stay, so backtraces still name functions), written by
-# tools/oci-image.py as an OCI image layout (one layer; runs as uid 65532).
+# deploy/oci-image.py as an OCI image layout (one layer; runs as uid 65532).
 # Publish it with
 #   skopeo copy oci:target/image:$(IMAGE_TAG) docker://REGISTRY/xfn:$(IMAGE_TAG)
 # The layout is reproducible: its mtimes and creation time are
@@ -82,7 +82,7 @@ musl-target: toolchain
 image: wasm musl-target
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --profile $(IMAGE_PROFILE) --target $(MUSL_TARGET) -p xfn-host --bin xfn
 	objcopy --strip-debug $(IMAGE_BIN) $(IMAGE_BIN).image
-	python3 tools/oci-image.py --binary $(IMAGE_BIN).image --ca-bundle $(CA_BUNDLE) \
+	python3 deploy/oci-image.py --binary $(IMAGE_BIN).image --ca-bundle $(CA_BUNDLE) \
 		--name $(IMAGE_NAME) --tag $(IMAGE_TAG) --epoch $(SOURCE_DATE_EPOCH) --out $(IMAGE_DIR)
 
 # The same image with xfn built in the image-check profile (Cargo.toml),

@@ -1,4 +1,4 @@
-//! xfn's container image, as `make image` writes it (tools/oci-image.py).
+//! xfn's container image, as `make image` writes it (deploy/oci-image.py).
 //!
 //! `make test` builds the image once, with xfn in the quick `image-check`
 //! profile (`make image-check`), and points `$XFN_IMAGE_LAYOUT` at it. These
@@ -20,7 +20,7 @@ use std::process::Command;
 use oci_support::{Registry, require, sha256_hex};
 use serde_json::Value;
 
-/// The user the image runs as (tools/oci-image.py).
+/// The user the image runs as (deploy/oci-image.py).
 const UID: u64 = 65532;
 
 /// The layout `make image-check` wrote.
@@ -35,7 +35,7 @@ fn layout_dir() -> PathBuf {
 }
 
 fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/oci-image.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/oci-image.py")
 }
 
 /// One entry of the image's layer.
@@ -382,7 +382,7 @@ fn writing_the_layout_again_gives_the_same_bytes() {
             .arg("--out")
             .arg(out)
             .output()
-            .expect("run tools/oci-image.py")
+            .expect("run deploy/oci-image.py")
     };
     // A directory that is not a layout is never replaced (the unpacked
     // files, here).
@@ -423,7 +423,7 @@ fn the_image_tool_refuses_a_dynamically_linked_binary() {
         .arg("--out")
         .arg(out.path().join("layout"))
         .output()
-        .expect("run tools/oci-image.py");
+        .expect("run deploy/oci-image.py");
     assert_eq!(run.status.code(), Some(1), "{run:?}");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(

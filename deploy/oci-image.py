@@ -14,7 +14,7 @@ same zlib).
 
 Usage (what `make image` runs):
 
-    tools/oci-image.py --binary target/x86_64-unknown-linux-musl/release/xfn \\
+    deploy/oci-image.py --binary target/x86_64-unknown-linux-musl/release/xfn \\
         --ca-bundle /etc/ssl/certs/ca-certificates.crt \\
         --name ghcr.io/xfn-dev/xfn --tag v0.1.0 --epoch 1700000000 \\
         --out target/image
@@ -187,7 +187,7 @@ def build(binary, ca_bundle, name, tag, epoch):
                 },
             },
             "rootfs": {"type": "layers", "diff_ids": [sha256(tar)]},
-            "history": [{"created": created, "created_by": "tools/oci-image.py"}],
+            "history": [{"created": created, "created_by": "deploy/oci-image.py"}],
         }
     )
     manifest = canonical_json(
