@@ -152,6 +152,31 @@ fn run_edited_case(name: &str, file: &str, edit: impl FnOnce(&mut Value)) -> Run
     run_xfn(dir.path(), &args)
 }
 
+/// The attack round's low finding: render refused a function's JSON
+/// nested past about 127 levels, where serve carries 6,664. Render now
+/// reads it as deep as serve does (`crossplane render`, whose protobuf
+/// decoder allows 10,000 message levels, takes over 3,000 JSON levels).
+#[test]
+fn render_reads_a_function_s_json_as_deep_as_serve_carries_it() {
+    let run = run_edited_case("flag-credentials", "composition.yaml", |c| {
+        c["spec"]["pipeline"][0]["input"] = serde_json::json!({"nest": 1000});
+    });
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Too deep for the YAML parser here (128 levels): read the lines. The
+    // context document holds `fields`, then `xfn.test/deep`, then the
+    // levels, each indented two more spaces.
+    let levels: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|line| line.trim() != "xfn.test/deep:")
+        .skip(1)
+        .take_while(|line| line.starts_with("    "))
+        .collect();
+    assert_eq!(levels.len(), 1000, "{}", run.stdout);
+    let last = levels.last().copied().unwrap_or_default();
+    assert_eq!(last, format!("{}d: bottom", " ".repeat(2 * 1000 + 2)));
+}
+
 #[test]
 fn a_step_name_or_function_ref_of_the_wrong_type_is_an_error() {
     let run = run_edited_case("multi-step", "composition.yaml", |c| {

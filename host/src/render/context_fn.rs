@@ -77,7 +77,7 @@ impl Function for ContextFunction {
             message,
         };
         let input: Value = match &request.input {
-            Some(text) => serde_json::from_str(text)
+            Some(text) => xfn_proto::json::parse_value(text)
                 .map_err(|e| failed(format!("cannot unmarshal input: {e}")))?,
             None => Value::Null,
         };
@@ -97,7 +97,7 @@ impl Function for ContextFunction {
         match mode {
             "Seed" => {
                 let mut merged: Map<String, Value> = match &request.context {
-                    Some(text) => serde_json::from_str(text)
+                    Some(text) => xfn_proto::json::parse_value(text)
                         .map_err(|e| failed(format!("cannot read the context: {e}")))?,
                     None => Map::new(),
                 };

@@ -416,7 +416,7 @@ fn applied_resources(out: &PipelineOutput) -> Result<BTreeMap<String, Value>, Re
             let object: Value = resource
                 .resource
                 .as_deref()
-                .map(serde_json::from_str)
+                .map(xfn_proto::json::parse_value)
                 .transpose()
                 .map_err(|e| {
                     RenderError::Operation(format!(
@@ -430,7 +430,7 @@ fn applied_resources(out: &PipelineOutput) -> Result<BTreeMap<String, Value>, Re
 }
 
 fn parse_context(text: &str) -> Result<Map<String, Value>, RenderError> {
-    serde_json::from_str(text).map_err(|e| {
+    xfn_proto::json::parse_value(text).map_err(|e| {
         RenderError::Operation(format!(
             "the pipeline returned a context that is not a JSON object: {e}"
         ))
@@ -442,7 +442,7 @@ fn pipeline_status(out: &PipelineOutput) -> Result<Vec<Value>, RenderError> {
     out.outputs
         .iter()
         .map(|(step, text)| {
-            let output: Value = serde_json::from_str(text).map_err(|e| {
+            let output: Value = xfn_proto::json::parse_value(text).map_err(|e| {
                 RenderError::Operation(format!(
                     "cannot marshal pipeline step {step:?} output to JSON: {e}"
                 ))

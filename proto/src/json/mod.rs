@@ -29,10 +29,12 @@ mod from_json;
 mod json_struct;
 mod reuse;
 mod to_json;
+mod value;
 
 pub use from_json::MAX_JSON_DEPTH;
 pub use json_struct::{JsonError, JsonStruct};
 pub use reuse::TextPool;
+pub use value::{parse_value, with_stack_for_values};
 
 /// `apiextensions.fn.proto.v1` with JSON Structs.
 pub mod v1 {

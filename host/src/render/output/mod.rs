@@ -71,7 +71,7 @@ impl Outputs {
 pub fn parse_object(text: Option<&str>) -> Result<Value, String> {
     match text {
         None => Ok(Value::Object(Map::new())),
-        Some(text) => serde_json::from_str::<Map<String, Value>>(text)
+        Some(text) => xfn_proto::json::parse_value::<Map<String, Value>>(text)
             .map(Value::Object)
             .map_err(|e| e.to_string()),
     }

@@ -27,6 +27,7 @@
 //! * `log: "text"`: log the text (at info level) first, then carry on.
 //! * `exit: N`: exit the process with status N.
 //! * `sleepMs: N`: sleep N milliseconds first, then carry on.
+//! * `nest: N`: put a value nested N objects deep in the context.
 //! * `fault: overflow`: recurse until the stack runs out.
 //! * `fault: overflowBigFrames`: the same, with frames of 64 KiB.
 
@@ -93,6 +94,10 @@ pub struct Input {
     /// Sleep this many milliseconds.
     #[serde(default)]
     pub sleep_ms: u64,
+    /// Put a value nested this many objects deep in the context, under
+    /// `xfn.test/deep`.
+    #[serde(default)]
+    pub nest: usize,
 }
 
 /// Runs the script on an SDK request.
@@ -210,6 +215,13 @@ pub fn run(req: &Request) -> Result<Response, String> {
     }
     if input.probe {
         rsp.set_context_key("xfn.test/probe", probe());
+    }
+    if input.nest > 0 {
+        let mut deep = json!("bottom");
+        for _ in 0..input.nest {
+            deep = json!({ "d": deep });
+        }
+        rsp.set_context_key("xfn.test/deep", deep);
     }
     if let Some(found) = found {
         rsp.set_context_key("xfn.test/found", json!(found));
