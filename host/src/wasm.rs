@@ -434,22 +434,35 @@ mod tests {
     /// A component that instantiates one core module per entry of `pages`,
     /// each defining a memory of that many 64 KiB pages.
     fn component_with_memories(pages: &[u64]) -> Vec<u8> {
-        let mut component = wasm_encoder::Component::new();
-        for &minimum in pages {
+        let modules = pages.iter().map(|&minimum| {
             let mut memories = MemorySection::new();
-            memories.memory(MemoryType {
-                minimum,
-                maximum: None,
-                memory64: false,
-                shared: false,
-                page_size_log2: None,
-            });
+            memories.memory(memory(minimum));
             let mut module = Module::new();
             module.section(&memories);
-            component.section(&ModuleSection(&module));
+            module
+        });
+        component_instantiating(modules.collect())
+    }
+
+    /// A 32-bit memory of `minimum` 64 KiB pages.
+    fn memory(minimum: u64) -> MemoryType {
+        MemoryType {
+            minimum,
+            maximum: None,
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        }
+    }
+
+    /// A component that embeds `modules` and instantiates each once.
+    fn component_instantiating(modules: Vec<Module>) -> Vec<u8> {
+        let mut component = wasm_encoder::Component::new();
+        for module in &modules {
+            component.section(&ModuleSection(module));
         }
         let mut instances = InstanceSection::new();
-        for i in 0..pages.len() {
+        for i in 0..modules.len() {
             instances.instantiate(i as u32, Vec::<(&str, ModuleArg)>::new());
         }
         component.section(&instances);
@@ -499,23 +512,12 @@ mod tests {
         }
         let mut memories = MemorySection::new();
         for _ in 0..MAX_MEMORIES {
-            memories.memory(MemoryType {
-                minimum: 1,
-                maximum: None,
-                memory64: false,
-                shared: false,
-                page_size_log2: None,
-            });
+            memories.memory(memory(1));
         }
         let mut module = Module::new();
         module.section(&tables);
         module.section(&memories);
-        let mut component = wasm_encoder::Component::new();
-        component.section(&ModuleSection(&module));
-        let mut instances = InstanceSection::new();
-        instances.instantiate(0, Vec::<(&str, ModuleArg)>::new());
-        component.section(&instances);
-        let bytes = component.finish();
+        let bytes = component_instantiating(vec![module]);
         let info = xfn_oci::ComponentInfo::read(&bytes).unwrap();
         assert_eq!((info.tables, info.memories), (16, 4));
         assert_eq!(info.sandbox_problem(), None);

@@ -165,21 +165,7 @@ async fn a_container_function_gets_what_crossplanes_runtime_makes() {
         "Active",
     ));
 
-    let outcome = c.reconcile("function-go-1").await;
-    assert_eq!(
-        outcome,
-        Outcome::Unhealthy {
-            message: "function package deployment has no condition of type \"Available\" yet"
-                .into()
-        }
-    );
-    let deployment = c
-        .get("apps/v1", "deployments", "function-go-1")
-        .expect("a Deployment");
-    assert_eq!(
-        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
-        "reg.example/fns/container:v1"
-    );
+    let deployment = reconciled_as_container(&c, "function-go-1").await;
     assert!(c.get("v1", "serviceaccounts", "function-go-1").is_some());
     let svc = c.get("v1", "services", "function-go").unwrap();
     assert_eq!(
@@ -397,7 +383,14 @@ async fn every_shape_crossplanes_crds_allow_is_read() {
     rev["status"]["foundDependencies"] = json!(3);
     rev["status"]["conditions"][0]["extra"] = json!("x");
     c.add(rev);
-    let outcome = c.reconcile("fn-b-1").await;
+    reconciled_as_container(&c, "fn-b-1").await;
+}
+
+/// Reconciles revision `name` of the container function
+/// `reg.example/fns/container:v1`: its Deployment is made and not yet
+/// available. Returns the Deployment.
+async fn reconciled_as_container(c: &Cluster, name: &str) -> Value {
+    let outcome = c.reconcile(name).await;
     assert_eq!(
         outcome,
         Outcome::Unhealthy {
@@ -405,13 +398,12 @@ async fn every_shape_crossplanes_crds_allow_is_read() {
                 .into()
         }
     );
-    let deployment = c
-        .get("apps/v1", "deployments", "fn-b-1")
-        .expect("a Deployment");
+    let deployment = c.get("apps/v1", "deployments", name).expect("a Deployment");
     assert_eq!(
         deployment["spec"]["template"]["spec"]["containers"][0]["image"],
         "reg.example/fns/container:v1"
     );
+    deployment
 }
 
 #[tokio::test]

@@ -535,23 +535,8 @@ async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
 /// `--insecure`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
-    use rustls_pki_types::ServerName;
-    let certs = Certs::for_functions(&["function-a"]);
-    let config = ServerConfig {
-        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
-        namespace: Some(NS.into()),
-        ..ServerConfig::default()
-    };
-    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
-    let connector = mtls_connector(&certs);
-    let tcp = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
-    let mut silent = tokio::time::timeout(Duration::from_secs(10), connector.connect(name, tcp))
-        .await
-        .expect("the handshake finishes in time")
-        .expect("the handshake succeeds");
+    let (server, certs) = tls_server().await;
+    let mut silent = mtls_handshake(&server, &certs, Duration::from_secs(10)).await;
     // The server allows 10 s; the bound here is generous.
     wait_closed(&mut silent, Duration::from_secs(60)).await;
     server.stop().await.expect("stops cleanly");
@@ -565,14 +550,7 @@ async fn an_mtls_client_that_never_starts_http2_is_cut_off() {
 async fn idle_connections_do_not_hold_up_tls_handshakes() {
     // More than the 256 handshake slots.
     const IDLE: usize = 400;
-    use rustls_pki_types::ServerName;
-    let certs = Certs::for_functions(&["function-a"]);
-    let config = ServerConfig {
-        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
-        namespace: Some(NS.into()),
-        ..ServerConfig::default()
-    };
-    let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
+    let (server, certs) = tls_server().await;
     let mut idle = Vec::new();
     for _ in 0..IDLE {
         idle.push(
@@ -583,16 +561,8 @@ async fn idle_connections_do_not_hold_up_tls_handshakes() {
     }
     // Let the server accept them all.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let connector = mtls_connector(&certs);
     let started = std::time::Instant::now();
-    let tcp = tokio::net::TcpStream::connect(server.addr)
-        .await
-        .expect("connect");
-    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
-    tokio::time::timeout(Duration::from_secs(3), connector.connect(name, tcp))
-        .await
-        .expect("the handshake is not held up by idle connections")
-        .expect("the handshake succeeds");
+    mtls_handshake(&server, &certs, Duration::from_secs(3)).await;
     eprintln!(
         "handshake beside {} idle connections: {:?}",
         idle.len(),
@@ -600,6 +570,37 @@ async fn idle_connections_do_not_hold_up_tls_handshakes() {
     );
     drop(idle);
     server.stop().await.expect("stops cleanly");
+}
+
+/// `serve --tls-certs-dir` with certificates for `function-a`.
+async fn tls_server() -> (Serving, Certs) {
+    let certs = Certs::for_functions(&["function-a"]);
+    let config = ServerConfig {
+        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        namespace: Some(NS.into()),
+        ..ServerConfig::default()
+    };
+    (
+        Serving::start(config, wasm_functions(HostConfig::default())).await,
+        certs,
+    )
+}
+
+/// A finished mTLS handshake with `server` as `function-a`, within `limit`.
+async fn mtls_handshake(
+    server: &Serving,
+    certs: &Certs,
+    limit: Duration,
+) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+    use rustls_pki_types::ServerName;
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let name = ServerName::try_from(format!("function-a.{NS}")).expect("a name");
+    tokio::time::timeout(limit, mtls_connector(certs).connect(name, tcp))
+        .await
+        .expect("the handshake finishes in time")
+        .expect("the handshake succeeds")
 }
 
 /// A TLS client with the client certificate of `certs`, speaking h2.
