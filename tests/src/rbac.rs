@@ -125,6 +125,26 @@ pub fn allows(rules: &[Rule], access: &Access) -> bool {
     })
 }
 
+/// Asserts that `deploy/rbac.yaml` allows every request of `requests`
+/// (method, path and query, as the fake API server records them) that
+/// needs a permission.
+#[track_caller]
+pub fn assert_deploy_rbac_allows<'a>(
+    requests: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) {
+    let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");
+    let rules = rules(&rbac);
+    for (method, path, query) in requests {
+        let Some(access) = access(method, path, query) else {
+            continue;
+        };
+        assert!(
+            allows(&rules, &access),
+            "deploy/rbac.yaml does not allow {access:?} ({method} {path}?{query})"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,8 +204,6 @@ async fn sigterm_stops_a_follower_and_a_leader_who_hands_over_within_seconds() {
     assert_eq!(holder(&fake), None, "the Lease is released");
 
     // Watching the Lease is allowed by deploy/rbac.yaml, as is all else.
-    let rbac = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/rbac.yaml");
-    let rules = xfn_tests::rbac::rules(&rbac);
     let requests = fake.requests();
     assert!(
         requests
@@ -213,18 +211,11 @@ async fn sigterm_stops_a_follower_and_a_leader_who_hands_over_within_seconds() {
             .any(|r| r.path.ends_with("/leases") && r.query_has("watch=true")),
         "followers watch the Lease"
     );
-    for r in requests {
-        let Some(access) = xfn_tests::rbac::access(&r.method, &r.path, &r.query) else {
-            continue;
-        };
-        assert!(
-            xfn_tests::rbac::allows(&rules, &access),
-            "deploy/rbac.yaml does not allow {access:?} ({} {}?{})",
-            r.method,
-            r.path,
-            r.query
-        );
-    }
+    xfn_tests::rbac::assert_deploy_rbac_allows(
+        requests
+            .iter()
+            .map(|r| (r.method.as_str(), r.path.as_str(), r.query.as_str())),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
