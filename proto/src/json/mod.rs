@@ -34,7 +34,7 @@ mod value;
 pub use from_json::MAX_JSON_DEPTH;
 pub use json_struct::{JsonError, JsonStruct};
 pub use reuse::TextPool;
-pub use value::{parse_value, with_stack_for_values};
+pub use value::parse_value;
 
 /// `apiextensions.fn.proto.v1` with JSON Structs.
 pub mod v1 {

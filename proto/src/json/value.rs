@@ -30,12 +30,6 @@ pub fn parse_value<T: DeserializeOwned>(text: &str) -> Result<T, JsonError> {
     })
 }
 
-/// Runs `f`, which walks or drops a value parsed by [`parse_value`], on a
-/// stack with room for the deepest one.
-pub fn with_stack_for_values<R>(f: impl FnOnce() -> R) -> R {
-    with_stack_for(MAX_JSON_DEPTH.saturating_mul(3), f)
-}
-
 /// How deep objects and arrays nest in `text`, brackets inside strings
 /// aside. Text that is not JSON gets a number too; the parse then says
 /// what is wrong with it.
@@ -82,7 +76,7 @@ mod tests {
             depth += 1;
         }
         assert_eq!(depth, MAX_JSON_DEPTH);
-        with_stack_for_values(move || drop(value));
+        crate::depth::with_deep_stack(move || drop(value));
         let err =
             parse_value::<serde_json::Value>(&nested(MAX_JSON_DEPTH + 1)).expect_err("too deep");
         assert_eq!(

@@ -393,3 +393,37 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod deep_tests {
+    use super::*;
+
+    /// A function's JSON as deep as a served call carries it is read,
+    /// printed and dropped within the stack render runs on (the main
+    /// thread's, 8 MiB), and one level more is refused.
+    #[test]
+    fn the_deepest_json_a_function_may_return_prints() {
+        let depth = xfn_proto::json::MAX_JSON_DEPTH;
+        let render = move || {
+            let text = format!("{}1{}", r#"{"d":"#.repeat(depth), "}".repeat(depth));
+            let outputs = Outputs {
+                composite: parse_object(Some(&text)).expect("parses"),
+                composed: Vec::new(),
+                results: Vec::new(),
+                context: None,
+            };
+            outputs.to_yaml(PrintOptions::default())
+        };
+        let yaml = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(render)
+            .expect("a thread")
+            .join()
+            .expect("renders within 8 MiB of stack");
+        // `---`, then a line a level.
+        assert_eq!(yaml.lines().count(), depth + 1);
+        assert!(yaml.ends_with(&format!("{}d: 1\n", " ".repeat(2 * (depth - 1)))));
+        let deeper = format!("{}1{}", r#"{"d":"#.repeat(depth + 1), "}".repeat(depth + 1));
+        assert!(parse_object(Some(&deeper)).is_err());
+    }
+}
