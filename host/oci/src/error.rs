@@ -190,15 +190,13 @@ impl Error {
 }
 
 impl Error {
-    /// Whether the registry could not be reached or would not let xfn in
-    /// (down, too slow, refusing its credentials): the package's kind is
-    /// unknown, and a runtime with other credentials or another network
-    /// path (the kubelet pulling a container image) may still fetch it.
+    /// Whether the registry could not be reached (down, or too slow): the
+    /// package's kind is unknown, and a runtime on another network path
+    /// (the kubelet pulling a container image) may still fetch it. A
+    /// registry that refuses the credentials is not unreachable: Crossplane
+    /// pulls with the same pull secrets, so that is the user's to fix.
     pub fn is_unreachable(&self) -> bool {
-        matches!(
-            self,
-            Error::Unavailable { .. } | Error::Deadline { .. } | Error::Unauthorized { .. }
-        )
+        matches!(self, Error::Unavailable { .. } | Error::Deadline { .. })
     }
 }
 

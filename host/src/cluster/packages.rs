@@ -8,12 +8,12 @@ use super::reconcile::{PackageKind, PackageProbe};
 /// package with a wasm component xfn can run is [`PackageKind::Wasm`]; one
 /// that the registry has but that carries no component is a container
 /// package, told from its manifest (or index) and config alone, without
-/// pulling its layers. A package whose registry xfn cannot reach or is not
-/// let into is left to run as a container, as Crossplane would run it
-/// (the kubelet may reach it where xfn can't), with a warning; it is
-/// looked at again on the next reconcile. Anything else (a component that
-/// imports what xfn doesn't provide, a corrupt package) is an error for
-/// the revision.
+/// pulling its layers. A package whose registry xfn cannot reach is left to
+/// run as a container, as Crossplane would run it (the kubelet may reach
+/// it where xfn can't), with a warning; it is looked at again on the next
+/// reconcile. Anything else (credentials the registry refuses, a component
+/// that imports what xfn doesn't provide, a corrupt package) is an error
+/// for the revision.
 pub struct OciProbe {
     options: RegistryOptions,
 }
