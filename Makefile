@@ -49,7 +49,7 @@ wasm: wasm-target
 	$(CARGO) build --profile $(WASM_PROFILE) --target $(WASM_TARGET) $(addprefix -p ,$(WASM_PACKAGES))
 
 build: wasm
-	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn-host
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn
 
 ## Image -------------------------------------------------------------------
 
@@ -80,7 +80,7 @@ musl-target: toolchain
 	@test -f $(CA_BUNDLE) || tests/apt-install.sh ca-certificates
 
 image: wasm musl-target
-	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --profile $(IMAGE_PROFILE) --target $(MUSL_TARGET) -p xfn-host --bin xfn
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --profile $(IMAGE_PROFILE) --target $(MUSL_TARGET) -p xfn --bin xfn
 	objcopy --strip-debug $(IMAGE_BIN) $(IMAGE_BIN).image
 	python3 deploy/oci-image.py --binary $(IMAGE_BIN).image --ca-bundle $(CA_BUNDLE) \
 		--name $(IMAGE_NAME) --tag $(IMAGE_TAG) --epoch $(SOURCE_DATE_EPOCH) --out $(IMAGE_DIR)
@@ -129,9 +129,9 @@ test: disk-check wasm venv deps image-check
 ## Benchmarks ----------------------------------------------------------------
 
 bench: wasm venv deps
-	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn-host --bin xfn
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn --bin xfn
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
-		$(CARGO) bench -p xfn-host --bench host
+		$(CARGO) bench -p xfn-runtime --bench host
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		XFN_BIN=$(CURDIR)/target/release/xfn $(CARGO) bench -p xfn-tests --bench suite
 

@@ -31,11 +31,11 @@ import sys
 # (origin, markers): within a frame, the first origin with a marker in it.
 ORIGINS = [
     ("wasmtime: the fresh instance and its store", ("wasmtime", "cranelift")),
-    ("xfn: the call (sandbox, WIT)", ("xfn_host::wasm", "xfn_host::sandbox")),
+    ("xfn: the call (sandbox, WIT)", ("xfn_runtime::wasm", "xfn_runtime::sandbox")),
     ("xfn: the depth check", ("message_depth",)),
     ("codec: the request's body", ("copy_from_slice", "decode_chunk")),
     ("tonic's generated service: its boxed futures", ("function_runner_service_server",)),
-    ("xfn: protobuf to JSON text and back", ("xfn_host::grpc::convert", "xfn_proto")),
+    ("xfn: protobuf to JSON text and back", ("xfn_grpc::convert", "xfn_proto")),
     ("h2 and hyper", ("h2::", "hyper")),
     ("tonic, tower, axum", ("tonic", "tower", "axum")),
 ]

@@ -1,6 +1,15 @@
 //! The `xfn` command: Crossplane composition functions as wasm components.
 
 mod cli;
+mod probes;
+
+/// The functions that ship inside this binary (see `build.rs`).
+static BUILTINS: &[xfn_catalog::Builtin] = include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+/// The functions that ship inside this binary.
+pub fn builtins() -> xfn_catalog::Builtins {
+    xfn_catalog::Builtins::new(BUILTINS)
+}
 
 use std::process::ExitCode;
 
@@ -48,26 +57,23 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cli::logging::init(cli.verbose);
+    xfn_runtime::metrics::count_pulls_from(xfn_oci::registry_pulls);
     let outcome = match cli.command {
-        Command::Render(args) => runtime(None).and_then(|rt| rt.block_on(cli::render::run(args))),
-        Command::Operation(command) => {
-            runtime(None).and_then(|rt| rt.block_on(cli::operation::run(command)))
-        }
-        Command::Composition(args) => {
-            runtime(None).and_then(|rt| rt.block_on(cli::render::run_composition(args)))
-        }
+        Command::Render(args) => on_runtime(cli::render::run(args)),
+        Command::Operation(command) => on_runtime(cli::operation::run(command)),
+        Command::Composition(args) => on_runtime(cli::render::run_composition(args)),
         Command::Validate(args) => cli::validate::run(args),
-        Command::Serve(args) => runtime(None).and_then(|rt| rt.block_on(cli::serve::run(args))),
-        Command::Controller(args) => runtime(None).and_then(|rt| {
+        Command::Serve(args) => on_runtime(cli::serve::run(args)),
+        Command::Controller(args) => runtime().and_then(|rt| {
             let outcome = rt.block_on(cli::controller::run(args));
             // The controller bounds its own shutdown: work still running
             // in the background (a compile, a pull) is not waited for.
             rt.shutdown_timeout(std::time::Duration::from_secs(1));
             outcome
         }),
-        Command::Push(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::push(args))),
-        Command::Pull(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::pull(args))),
-        Command::Inspect(args) => runtime(None).and_then(|rt| rt.block_on(cli::oci::inspect(args))),
+        Command::Push(args) => on_runtime(cli::oci::push(args)),
+        Command::Pull(args) => on_runtime(cli::oci::pull(args)),
+        Command::Inspect(args) => on_runtime(cli::oci::inspect(args)),
         Command::New(args) => cli::new::run(args),
     };
     match outcome {
@@ -79,11 +85,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// A multi-threaded runtime with `workers` threads (default: one per CPU).
-fn runtime(workers: Option<u16>) -> anyhow::Result<tokio::runtime::Runtime> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = workers {
-        builder.worker_threads(usize::from(n));
-    }
-    Ok(builder.enable_all().build()?)
+/// Runs `command` to completion on a multi-threaded runtime.
+fn on_runtime(
+    command: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<()> {
+    runtime()?.block_on(command)
+}
+
+/// A multi-threaded runtime with a worker thread per CPU.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }

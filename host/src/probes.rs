@@ -1,7 +1,7 @@
 //! The pod's HTTP endpoint for Kubernetes and Prometheus: `/healthz` (the
 //! process answers), `/readyz` (the functions present at start are loaded,
 //! so the pod may join its Services) and `/metrics` (see
-//! [`metrics`](crate::metrics)).
+//! [`metrics`](xfn_runtime::metrics)).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -66,8 +66,8 @@ fn answer(path: &str, ready: bool) -> Response<Full<Bytes>> {
         ),
         "/metrics" => (
             StatusCode::OK,
-            crate::metrics::CONTENT_TYPE,
-            Bytes::from(crate::metrics::render()),
+            xfn_runtime::metrics::CONTENT_TYPE,
+            Bytes::from(xfn_runtime::metrics::render()),
         ),
         _ => (
             StatusCode::NOT_FOUND,

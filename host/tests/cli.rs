@@ -233,7 +233,7 @@ fn hello_wasm() -> std::path::PathBuf {
 #[test]
 fn a_bad_server_key_fails_before_serving_is_announced() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    xfn_host::grpc::tls::generate_dir(tmp.path(), &["localhost".to_owned()]).expect("certs");
+    xfn_grpc::tls::generate_dir(tmp.path(), &["localhost".to_owned()]).expect("certs");
     let server = tmp.path().join("server");
     std::fs::write(server.join("tls.key"), "not a key").unwrap();
     let function = format!("hello={}", hello_wasm().display());

@@ -45,10 +45,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use xfn_host::grpc::convert::request_to_proto;
-use xfn_host::grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
-use xfn_host::protocol::RunFunctionRequest;
-use xfn_host::{Function, HostConfig, WasmFunction};
+use xfn_grpc::convert::request_to_proto;
+use xfn_grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
+use xfn_runtime::protocol::RunFunctionRequest;
+use xfn_runtime::{Function, HostConfig, WasmFunction};
 // The load generator sends what xfn's own client sends: Structs as JSON.
 use xfn_proto::json::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use xfn_tests::patch_and_transform;

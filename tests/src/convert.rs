@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use xfn_host::protocol as host;
+use xfn_runtime::protocol as host;
 use xfn_sdk as sdk;
 
 fn text(object: sdk::Object) -> String {

@@ -12,7 +12,7 @@ pub mod rbac;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use xfn_host::{HostConfig, HostEngine, WasmFunction, WasmRuntime};
+use xfn_runtime::{HostConfig, HostEngine, WasmFunction, WasmRuntime};
 
 /// The directory of the wasm components built by `make wasm`
 /// (`$XFN_WASM_DIR`, else the workspace's default output directory).
@@ -22,6 +22,52 @@ pub fn wasm_dir() -> PathBuf {
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/wasm32-wasip2/wasm")
         })
+}
+
+/// The first-party functions as the `xfn` binary ships them, read from
+/// [`wasm_dir`] (built by `make wasm`), for tests that load packages
+/// through the library.
+pub fn builtins() -> xfn_catalog::Builtins {
+    static TABLE: std::sync::OnceLock<&'static [xfn_catalog::Builtin]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let table: Vec<xfn_catalog::Builtin> = [
+            (
+                "function-patch-and-transform",
+                "function_patch_and_transform",
+            ),
+            ("function-auto-ready", "function_auto_ready"),
+            ("function-hello", "hello"),
+        ]
+        .into_iter()
+        .map(|(name, file)| xfn_catalog::Builtin {
+            name,
+            component: Some(component(file).leak()),
+            capabilities: &["composition"],
+        })
+        .collect();
+        table.leak()
+    });
+    xfn_catalog::Builtins::new(table)
+}
+
+/// Resolves a package only to a function of [`builtins`], without a
+/// registry: a loader's packages in tests.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuiltinPackages;
+
+impl xfn_catalog::functions_file::PackageResolver for BuiltinPackages {
+    fn component(
+        &self,
+        _function: &str,
+        package: &str,
+        _policy: xfn_oci::PullPolicy,
+    ) -> Result<std::borrow::Cow<'static, [u8]>, String> {
+        builtins()
+            .for_package(package)
+            .and_then(|builtin| builtin.component)
+            .map(std::borrow::Cow::Borrowed)
+            .ok_or_else(|| format!("package {package:?} is not a built-in function"))
+    }
 }
 
 /// The bytes of a built component, e.g. `xfn_test_scripted`.
@@ -83,7 +129,7 @@ pub fn xfn_bin() -> PathBuf {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = std::process::Command::new(cargo)
             .current_dir(&workspace)
-            .args(["build", "--quiet", "-p", "xfn-host", "--bin", "xfn"])
+            .args(["build", "--quiet", "-p", "xfn", "--bin", "xfn"])
             .status()
             .expect("run cargo build for the xfn binary");
         assert!(status.success(), "cannot build the xfn binary");

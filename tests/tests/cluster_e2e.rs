@@ -20,17 +20,17 @@ use std::time::Duration;
 use oci_support::{Layout, Registry, layer, options, tar_gz};
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use xfn_host::cluster::controller;
-use xfn_host::cluster::objects::Placement;
-use xfn_host::cluster::packages::OciProbe;
-use xfn_host::cluster::reconcile::Writer;
-use xfn_host::cluster::serving::Replica;
-use xfn_host::grpc::sni::DynamicTls;
-use xfn_host::grpc::tls::{CertificateAuthority, TlsFiles};
-use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
-use xfn_host::{HostConfig, HostEngine, WasmRuntime};
+use xfn_cluster::controller;
+use xfn_cluster::objects::Placement;
+use xfn_cluster::packages::OciProbe;
+use xfn_cluster::reconcile::Writer;
+use xfn_cluster::serving::Replica;
+use xfn_grpc::sni::DynamicTls;
+use xfn_grpc::tls::{CertificateAuthority, TlsFiles};
+use xfn_grpc::{FunctionTable, Server, ServerConfig};
 use xfn_kube_fake::FakeApiServer;
 use xfn_kube_fake::crossplane::{function, function_revision as revision};
+use xfn_runtime::{HostConfig, HostEngine, WasmRuntime};
 use xfn_tests::{run_xfn, wasm_dir};
 
 const NS: &str = "crossplane-system";
@@ -98,7 +98,7 @@ fn render_through(target: SocketAddr, client_dir: &Path, server_name: &str) -> x
 /// side, on a real gRPC server at 127.0.0.1.
 struct Runtime {
     address: SocketAddr,
-    handle: xfn_host::grpc::ServerHandle,
+    handle: xfn_grpc::ServerHandle,
     tls: Arc<DynamicTls>,
     /// It leads while this is kept.
     leading: watch::Sender<bool>,
@@ -405,22 +405,21 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     let caller = tokio::spawn({
         let stop = stop.clone();
         let made = made.clone();
-        let client_tls = xfn_host::grpc::ClientTls {
+        let client_tls = xfn_grpc::ClientTls {
             files: client_files.clone(),
             server_name: None,
         };
         async move {
-            let options = xfn_host::grpc::ClientOptions {
+            let options = xfn_grpc::ClientOptions {
                 tls: Some(client_tls),
                 authority: Some(format!("{PAT}.{NS}:9443")),
-                ..xfn_host::grpc::ClientOptions::default()
+                ..xfn_grpc::ClientOptions::default()
             };
-            let function =
-                xfn_host::grpc::GrpcFunction::new(PAT, &address.to_string(), options).unwrap();
+            let function = xfn_grpc::GrpcFunction::new(PAT, &address.to_string(), options).unwrap();
             let (mut calls, mut failures) = (0, Vec::new());
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                let request = xfn_host::protocol::RunFunctionRequest::default();
-                if let Err(e) = xfn_host::Function::call(&function, &request, None).await {
+                let request = xfn_runtime::protocol::RunFunctionRequest::default();
+                if let Err(e) = xfn_runtime::Function::call(&function, &request, None).await {
                     failures.push(e.to_string());
                 }
                 calls += 1;

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use oci_support::{Registry, free_port, hello_wasm, options};
 use serde_json::{Value, json};
-use xfn_host::Function as _;
-use xfn_host::grpc::tls::CertificateAuthority;
-use xfn_host::grpc::{ClientOptions, ClientTls, GrpcFunction};
-use xfn_host::protocol::RunFunctionRequest;
+use xfn_grpc::tls::CertificateAuthority;
+use xfn_grpc::{ClientOptions, ClientTls, GrpcFunction};
 use xfn_kube_fake::FakeApiServer;
+use xfn_runtime::Function as _;
+use xfn_runtime::protocol::RunFunctionRequest;
 use xfn_tests::xfn_bin;
 
 const NS: &str = "crossplane-system";

@@ -63,7 +63,7 @@ fn the_deployment_matches_the_controllers_defaults() {
     assert_eq!(pod["spec"]["serviceAccountName"], "xfn");
     // SIGTERM's clean shutdown fits in the grace period, with the
     // controller's default --timeout (30s), before a SIGKILL.
-    let bound = xfn_host::cluster::controller::shutdown_bound(std::time::Duration::from_secs(30));
+    let bound = xfn_cluster::controller::shutdown_bound(std::time::Duration::from_secs(30));
     let grace = pod["spec"]["terminationGracePeriodSeconds"].as_u64();
     assert!(
         grace.is_some_and(|g| g >= bound.as_secs() + 5),

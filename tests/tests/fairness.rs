@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use xfn_host::protocol::RunFunctionRequest;
-use xfn_host::{CallError, HostConfig, WasmFunction};
+use xfn_runtime::protocol::RunFunctionRequest;
+use xfn_runtime::{CallError, HostConfig, WasmFunction};
 use xfn_tests::{load, runtime};
 
 fn request(input: serde_json::Value) -> RunFunctionRequest {
@@ -18,7 +18,7 @@ fn request(input: serde_json::Value) -> RunFunctionRequest {
 
 /// Instances alive in this process, from the host's metrics.
 fn instances_in_use() -> usize {
-    xfn_host::metrics::render()
+    xfn_runtime::metrics::render()
         .lines()
         .find_map(|l| l.strip_prefix("xfn_instances_in_use "))
         .and_then(|v| v.trim().parse().ok())
@@ -111,7 +111,7 @@ mod grpc_support;
 /// A call of the scripted function with `input`, as protobuf.
 fn scripted_proto(input: serde_json::Value) -> xfn_proto::v1::RunFunctionRequest {
     xfn_proto::v1::RunFunctionRequest {
-        input: Some(xfn_host::grpc::convert::json_to_struct(&input.to_string()).expect("a struct")),
+        input: Some(xfn_grpc::convert::json_to_struct(&input.to_string()).expect("a struct")),
         ..xfn_proto::v1::RunFunctionRequest::default()
     }
 }
@@ -129,7 +129,7 @@ fn looping_guests_do_not_hold_up_other_functions_calls() {
         .expect("the call runtime");
     let long_calls = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .on_thread_start(xfn_host::grpc::call_threads::lower_thread_priority)
+        .on_thread_start(xfn_grpc::call_threads::lower_thread_priority)
         .enable_all()
         .build()
         .expect("the long-call runtime");
@@ -139,12 +139,12 @@ fn looping_guests_do_not_hold_up_other_functions_calls() {
         .build()
         .expect("the server runtime");
     let median = io.block_on(async {
-        let config = xfn_host::grpc::ServerConfig {
-            call_threads: Some(xfn_host::grpc::CallThreads {
+        let config = xfn_grpc::ServerConfig {
+            call_threads: Some(xfn_grpc::CallThreads {
                 long_calls: Some(long_calls.handle().clone()),
-                ..xfn_host::grpc::CallThreads::new(calls.handle().clone())
+                ..xfn_grpc::CallThreads::new(calls.handle().clone())
             }),
-            ..xfn_host::grpc::ServerConfig::default()
+            ..xfn_grpc::ServerConfig::default()
         };
         let server = Serving::start(config, wasm_functions(HostConfig::default())).await;
         let addr = server.addr;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use xfn_host::HostConfig;
+use xfn_runtime::HostConfig;
 use xfn_tests::{differential, load, runtime};
 
 #[test]

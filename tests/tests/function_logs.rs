@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use serde_json::json;
-use xfn_host::HostConfig;
-use xfn_host::protocol::RunFunctionRequest;
+use xfn_runtime::HostConfig;
+use xfn_runtime::protocol::RunFunctionRequest;
 use xfn_tests::{Run, load, runtime, wasm_dir, xfn_bin};
 
 /// A render case whose one step, `say-hello`, logs a line at info level

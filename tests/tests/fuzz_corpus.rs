@@ -195,7 +195,7 @@ mod seeds {
             let sdk: xfn_sdk::Request =
                 serde_json::from_value(request.clone()).expect("a fixture request");
             let host = xfn_tests::convert::request(sdk);
-            let proto = xfn_host::grpc::convert::request_to_proto(host).expect("converts");
+            let proto = xfn_grpc::convert::request_to_proto(host).expect("converts");
             write("proto_wit_roundtrip", name, &proto.encode_to_vec());
         }
         field_paths(&requests);

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use grpc_support::*;
 use serde_json::{Value, json};
-use xfn_host::Function as _;
-use xfn_host::grpc::connect;
-use xfn_host::protocol::*;
+use xfn_grpc::connect;
+use xfn_runtime::Function as _;
+use xfn_runtime::protocol::*;
 use xfn_tests::convert;
 use xfn_tests::patch_and_transform::{self, same_on_the_wire};
 use xfn_tests::peers::{ListeningPeer, build_go_peer};

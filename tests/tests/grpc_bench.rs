@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use grpc_support::*;
 use serde_json::json;
-use xfn_host::grpc::{ClientOptions, GrpcFunction};
-use xfn_host::protocol::RunFunctionRequest;
-use xfn_host::{Function, HostConfig};
+use xfn_grpc::{ClientOptions, GrpcFunction};
+use xfn_runtime::protocol::RunFunctionRequest;
+use xfn_runtime::{Function, HostConfig};
 
 const CALLS: usize = 2000;
 

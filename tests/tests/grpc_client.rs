@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use grpc_support::*;
 use serde_json::{Value, json};
-use xfn_host::grpc::{ClientTls, GrpcFunction, connect};
-use xfn_host::pipeline::{NoResources, Pipeline, Step};
-use xfn_host::protocol::*;
-use xfn_host::{CallError, Function, HostConfig};
+use xfn_grpc::{ClientTls, GrpcFunction, connect};
+use xfn_runtime::pipeline::{NoResources, Pipeline, Step};
+use xfn_runtime::protocol::*;
+use xfn_runtime::{CallError, Function, HostConfig};
 
 fn parse(text: Option<&str>) -> Value {
     text.map_or(Value::Null, |t| {

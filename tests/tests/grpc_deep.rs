@@ -10,10 +10,10 @@ use grpc_support::*;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 use tonic::Code;
-use xfn_host::grpc::{FunctionTable, ServerConfig};
-use xfn_host::protocol::{RunFunctionRequest, RunFunctionResponse};
-use xfn_host::{CallError, Function};
+use xfn_grpc::{FunctionTable, ServerConfig};
 use xfn_proto::v1;
+use xfn_runtime::protocol::{RunFunctionRequest, RunFunctionResponse};
+use xfn_runtime::{CallError, Function};
 
 /// Returns the observed composite as the desired one.
 struct Echo;

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 use grpc_support::*;
 use serde_json::{Value, json};
 use tonic::Code;
-use xfn_host::grpc::functions::{Loader, read_functions_file};
-use xfn_host::grpc::{ClientOptions, ClientTls, FunctionTable, GrpcFunction, ServerConfig};
-use xfn_host::protocol::{RunFunctionRequest, RunFunctionResponse};
-use xfn_host::{CallError, Function, HostConfig};
+use xfn_catalog::functions_file::{Loader, read_functions_file};
+use xfn_grpc::{ClientOptions, ClientTls, FunctionTable, GrpcFunction, ServerConfig};
 use xfn_proto::v1;
+use xfn_runtime::protocol::{RunFunctionRequest, RunFunctionResponse};
+use xfn_runtime::{CallError, Function, HostConfig};
 
 fn call(function: &str, version: &str, input: Value) -> Value {
     json!({"authority": authority(function), "version": version, "request": request("tag-1", input)})
@@ -129,7 +129,7 @@ async fn python_stubs_reach_two_functions_by_authority_in_plaintext() {
 async fn python_stubs_reach_two_functions_over_mtls_and_strangers_are_refused() {
     let certs = Certs::for_functions(&["function-a", "function-b", "function-c"]);
     let config = ServerConfig {
-        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        tls: Some(xfn_grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
         namespace: Some(NS.into()),
         ..ServerConfig::default()
     };
@@ -168,7 +168,7 @@ async fn python_stubs_reach_two_functions_over_mtls_and_strangers_are_refused() 
 
 fn scripted(input: Value) -> v1::RunFunctionRequest {
     v1::RunFunctionRequest {
-        input: Some(xfn_host::grpc::convert::json_to_struct(&input.to_string()).expect("struct")),
+        input: Some(xfn_grpc::convert::json_to_struct(&input.to_string()).expect("struct")),
         ..v1::RunFunctionRequest::default()
     }
 }
@@ -211,9 +211,8 @@ async fn guest_faults_and_timeouts_are_grpc_errors_while_healthy_calls_succeed()
                 let rsp = run_raw(&mut client, json!({"count": true}), None)
                     .await
                     .expect("a healthy call succeeds");
-                let context =
-                    xfn_host::grpc::convert::struct_to_json(&rsp.context.expect("context"))
-                        .expect("json");
+                let context = xfn_grpc::convert::struct_to_json(&rsp.context.expect("context"))
+                    .expect("json");
                 assert_eq!(context, r#"{"xfn.test/calls":1}"#);
                 done += 1;
             }
@@ -507,9 +506,9 @@ async fn the_server_bounds_the_streams_and_the_unread_bytes_of_a_connection() {
     // 0x3 is MAX_CONCURRENT_STREAMS.
     assert_eq!(
         setting(0x3),
-        Some(xfn_host::grpc::server::MAX_STREAMS_PER_CONNECTION)
+        Some(xfn_grpc::server::MAX_STREAMS_PER_CONNECTION)
     );
-    let window = xfn_host::grpc::server::FLOW_CONTROL_WINDOW;
+    let window = xfn_grpc::server::FLOW_CONTROL_WINDOW;
     // 0x4 is INITIAL_WINDOW_SIZE: each stream's window.
     assert_eq!(setting(0x4), Some(window));
     // The connection's window starts at HTTP/2's 65,535 bytes; the server
@@ -576,7 +575,7 @@ async fn idle_connections_do_not_hold_up_tls_handshakes() {
 async fn tls_server() -> (Serving, Certs) {
     let certs = Certs::for_functions(&["function-a"]);
     let config = ServerConfig {
-        tls: Some(xfn_host::grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
+        tls: Some(xfn_grpc::tls::TlsFiles::read_dir(&certs.server).expect("server certs")),
         namespace: Some(NS.into()),
         ..ServerConfig::default()
     };
@@ -607,7 +606,7 @@ async fn mtls_handshake(
 fn mtls_connector(certs: &Certs) -> tokio_rustls::TlsConnector {
     use rustls_pki_types::pem::PemObject as _;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-    let client = xfn_host::grpc::tls::TlsFiles::read_dir(&certs.client).expect("client certs");
+    let client = xfn_grpc::tls::TlsFiles::read_dir(&certs.client).expect("client certs");
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(&client.ca) {
         roots.add(cert.expect("CA")).expect("CA");
@@ -708,7 +707,7 @@ impl Function for Slow {
     ) -> Result<RunFunctionResponse, CallError> {
         tokio::time::sleep(self.delay).await;
         Ok(RunFunctionResponse {
-            meta: Some(xfn_host::protocol::ResponseMeta {
+            meta: Some(xfn_runtime::protocol::ResponseMeta {
                 tag: request
                     .meta
                     .as_ref()
@@ -861,10 +860,8 @@ async fn requests_over_the_receive_limit_are_refused() {
     let sized = |bytes: usize| {
         let mut r = tagged("big");
         r.input = Some(
-            xfn_host::grpc::convert::json_to_struct(
-                &json!({"blob": "x".repeat(bytes)}).to_string(),
-            )
-            .expect("struct"),
+            xfn_grpc::convert::json_to_struct(&json!({"blob": "x".repeat(bytes)}).to_string())
+                .expect("struct"),
         );
         r
     };
@@ -895,9 +892,12 @@ async fn functions_come_from_a_functions_file_and_reload_when_it_changes() {
                    package: xpkg.crossplane.io/xfn/function-hello:v0.1.0\n";
     std::fs::write(&file, format!("{function_a}{builtin}")).expect("write");
 
-    let loader = Arc::new(Loader::new(xfn_tests::runtime(HostConfig::default())));
+    let loader = Arc::new(Loader::new(
+        xfn_tests::runtime(HostConfig::default()),
+        xfn_tests::BuiltinPackages,
+    ));
     let specs = read_functions_file(&file).expect("parses");
-    let table = loader.load(&specs).expect("loads");
+    let table = FunctionTable::from_iter(loader.load(&specs).expect("loads"));
     assert_eq!(
         table.names().collect::<Vec<_>>(),
         ["function-a", "function-b"]
@@ -922,7 +922,7 @@ async fn functions_come_from_a_functions_file_and_reload_when_it_changes() {
     let table = loader
         .load(&read_functions_file(&file).expect("parses"))
         .expect("loads");
-    server.handle.reload(table).await;
+    server.handle.reload(FunctionTable::from_iter(table)).await;
     let after = server
         .handle
         .functions()
@@ -959,11 +959,14 @@ fn a_function_that_cannot_start_is_refused_when_loaded() {
     // and that is found when it is loaded, not on its first call: by the
     // pool's own check, or without a pool by instantiating it once.
     let tight = |pooling| {
-        let loader = Loader::new(xfn_tests::runtime(HostConfig {
-            memory_limit: 1 << 20,
-            pooling,
-            ..HostConfig::default()
-        }));
+        let loader = Loader::new(
+            xfn_tests::runtime(HostConfig {
+                memory_limit: 1 << 20,
+                pooling,
+                ..HostConfig::default()
+            }),
+            xfn_tests::BuiltinPackages,
+        );
         match loader.load(&specs) {
             Ok(_) => panic!("a function over the memory cap loads"),
             Err(e) => e.to_string(),
@@ -981,7 +984,10 @@ fn a_function_that_cannot_start_is_refused_when_loaded() {
     );
     assert!(error.contains("memory limit"), "{error}");
 
-    let roomy = Loader::new(xfn_tests::runtime(HostConfig::default()));
+    let roomy = Loader::new(
+        xfn_tests::runtime(HostConfig::default()),
+        xfn_tests::BuiltinPackages,
+    );
     let table = roomy.load(&specs).expect("loads");
-    assert_eq!(table.names().collect::<Vec<_>>(), ["function-hello"]);
+    assert_eq!(table.keys().collect::<Vec<_>>(), ["function-hello"]);
 }

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use xfn_host::protocol::RunFunctionRequest;
-use xfn_host::{CallError, HostConfig};
+use xfn_runtime::protocol::RunFunctionRequest;
+use xfn_runtime::{CallError, HostConfig};
 use xfn_tests::{load, runtime};
 
 fn request(input: serde_json::Value) -> RunFunctionRequest {
@@ -233,8 +233,8 @@ fn a_component_that_is_not_a_function_is_refused_at_load() {
 #[test]
 fn a_component_that_does_not_compile_is_refused_naming_the_function() {
     let cache = std::env::temp_dir().join(format!("xfn-cache-test-{}", std::process::id()));
-    let engine = xfn_host::HostEngine::new(config()).expect("engine");
-    let rt = xfn_host::WasmRuntime::new(engine, Some(xfn_host::CompileCache::new(&cache)))
+    let engine = xfn_runtime::HostEngine::new(config()).expect("engine");
+    let rt = xfn_runtime::WasmRuntime::new(engine, Some(xfn_runtime::CompileCache::new(&cache)))
         .expect("runtime");
     let err = match rt.load("function-broken", b"this is not wasm") {
         Ok(_) => panic!("text is not a component"),
@@ -300,7 +300,7 @@ fn a_huge_error_message_is_cut_saying_how_much_is_left_out() {
     let CallError::Failed { message, .. } = &err else {
         panic!("want a function error, got {err}");
     };
-    let kept = xfn_host::text::MAX_GUEST_TEXT;
+    let kept = xfn_runtime::text::MAX_GUEST_TEXT;
     assert_eq!(
         *message,
         format!("{}… ({} bytes more)", "E".repeat(kept), (3 << 20) - kept)

@@ -7,7 +7,7 @@
 
 use std::os::fd::AsRawFd;
 
-use xfn_host::HostConfig;
+use xfn_runtime::HostConfig;
 use xfn_tests::patch_and_transform::docs_request;
 use xfn_tests::{load, minor_faults_per_run, runtime};
 

@@ -35,7 +35,7 @@ async fn call(
 ) -> Result<v1::RunFunctionResponse, tonic::Status> {
     let mut client = raw_client(addr, &authority(function)).await;
     let request = v1::RunFunctionRequest {
-        input: Some(xfn_host::grpc::convert::json_to_struct(&input.to_string()).expect("a struct")),
+        input: Some(xfn_grpc::convert::json_to_struct(&input.to_string()).expect("a struct")),
         ..v1::RunFunctionRequest::default()
     };
     client

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use xfn_host::Function as _;
-use xfn_host::grpc::connect;
+use xfn_grpc::connect;
+use xfn_runtime::Function as _;
 use xfn_sdk as sdk;
 use xfn_tests::convert;
 use xfn_tests::patch_and_transform;

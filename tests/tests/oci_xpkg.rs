@@ -12,9 +12,9 @@ use oci_support::{
     xfn_inspect,
 };
 use serde_json::{Value, json};
-use xfn_host::HostConfig;
-use xfn_host::protocol::RunFunctionRequest;
 use xfn_oci::{Layout as Kind, MetadataSource, PullPolicy, resolve};
+use xfn_runtime::HostConfig;
+use xfn_runtime::protocol::RunFunctionRequest;
 
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const IMAGE_CONFIG: &str = "application/vnd.oci.image.config.v1+json";

@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use xfn_host::pipeline::{Functions, Pipeline, PipelineError, Resolver, Step};
-use xfn_host::protocol::{
+use xfn_runtime::pipeline::{Functions, Pipeline, PipelineError, Resolver, Step};
+use xfn_runtime::protocol::{
     ResourceMatch, ResourceObject, ResourceSelector, Resources, Schema, SchemaSelector, Severity,
     State,
 };
-use xfn_host::{Function, HostConfig};
+use xfn_runtime::{Function, HostConfig};
 use xfn_tests::{load, runtime};
 
 fn functions() -> Functions {
@@ -35,7 +35,7 @@ fn observed() -> State {
                     .to_string(),
             ),
             connection_details: Vec::new(),
-            ready: xfn_host::protocol::Ready::Unspecified,
+            ready: xfn_runtime::protocol::Ready::Unspecified,
         }),
         resources: Vec::new(),
     }
@@ -58,7 +58,7 @@ impl Resolver for ConfigMaps {
                         .to_string(),
                 ),
                 connection_details: Vec::new(),
-                ready: xfn_host::protocol::Ready::Unspecified,
+                ready: xfn_runtime::protocol::Ready::Unspecified,
             })
             .collect();
         Ok(Resources { items })
@@ -74,7 +74,7 @@ impl Resolver for ConfigMaps {
 async fn run(
     steps: &[Step],
     context: Option<Value>,
-) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
+) -> Result<xfn_runtime::pipeline::PipelineOutput, PipelineError> {
     let functions = functions();
     let pipeline = Pipeline {
         steps,
@@ -424,7 +424,7 @@ impl Resolver for Everything {
             .map(|text| ResourceObject {
                 resource: Some(text.clone()),
                 connection_details: Vec::new(),
-                ready: xfn_host::protocol::Ready::Unspecified,
+                ready: xfn_runtime::protocol::Ready::Unspecified,
             })
             .collect();
         Ok(Resources { items })
@@ -455,7 +455,7 @@ fn asking_for_everything(names: usize) -> Step {
 async fn run_against(
     steps: &[Step],
     resolver: &dyn Resolver,
-) -> Result<xfn_host::pipeline::PipelineOutput, PipelineError> {
+) -> Result<xfn_runtime::pipeline::PipelineOutput, PipelineError> {
     let functions = functions();
     let pipeline = Pipeline {
         steps,

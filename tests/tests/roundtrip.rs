@@ -2,8 +2,8 @@
 //! the guest SDK and back unchanged.
 
 use serde_json::{Value, json};
-use xfn_host::HostConfig;
-use xfn_host::protocol::*;
+use xfn_runtime::HostConfig;
+use xfn_runtime::protocol::*;
 use xfn_tests::{load, runtime};
 
 fn object(value: Value) -> Option<String> {

@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 use tracing::field::{Field, Visit};
 use tracing_subscriber::layer::{Context, SubscriberExt};
-use xfn_host::HostConfig;
-use xfn_host::protocol::RunFunctionRequest;
+use xfn_runtime::HostConfig;
+use xfn_runtime::protocol::RunFunctionRequest;
 use xfn_tests::{load, runtime};
 
 /// What the guest logs when its secret is written.
@@ -141,7 +141,7 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-fn call(f: &xfn_host::WasmFunction, input: Value) -> u64 {
+fn call(f: &xfn_runtime::WasmFunction, input: Value) -> u64 {
     let request = RunFunctionRequest {
         input: Some(input.to_string()),
         ..RunFunctionRequest::default()

@@ -29,14 +29,14 @@ use std::time::Duration;
 
 use prost::Message as _;
 use serde_json::{Map, Value, json};
-use xfn_host::HostConfig;
-use xfn_host::grpc::call_threads::CallThreads;
-use xfn_host::grpc::convert::{
+use xfn_grpc::call_threads::CallThreads;
+use xfn_grpc::convert::{
     recycle_request, request_from_proto_in, request_to_proto, response_to_proto,
 };
-use xfn_host::grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
-use xfn_host::protocol::{ResourceObject, RunFunctionRequest, State};
+use xfn_grpc::{ClientOptions, FunctionTable, GrpcFunction, Server, ServerConfig};
 use xfn_proto::json::{TextPool, v1 as pb};
+use xfn_runtime::HostConfig;
+use xfn_runtime::protocol::{ResourceObject, RunFunctionRequest, State};
 
 /// The system allocator, counting the bytes asked of it (a reallocation
 /// counts its new size: it may move the block) by every thread but the
@@ -122,7 +122,7 @@ fn wit_request(size: usize) -> RunFunctionRequest {
 /// Bytes allocated by one call on the serve path, from the request's bytes
 /// to the response's; the fewest of a few calls (background threads
 /// allocate now and then).
-fn bytes_per_call(f: &xfn_host::WasmFunction, wire: &[u8], pool: &TextPool) -> u64 {
+fn bytes_per_call(f: &xfn_runtime::WasmFunction, wire: &[u8], pool: &TextPool) -> u64 {
     let mut fewest = u64::MAX;
     for _ in 0..5 {
         let before = ALLOCATED.load(Ordering::Relaxed);
@@ -235,7 +235,7 @@ fn server_bytes_per_call(
 ) -> u64 {
     let call = || {
         client_rt
-            .block_on(xfn_host::Function::call(
+            .block_on(xfn_runtime::Function::call(
                 client,
                 request,
                 Some(Duration::from_secs(60)),

@@ -25,7 +25,7 @@ use grpc_support::authority;
 use serde_json::{Value, json};
 use tonic::Code;
 use tonic::transport::Channel;
-use xfn_host::grpc::convert::{json_to_struct, struct_to_json};
+use xfn_grpc::convert::{json_to_struct, struct_to_json};
 use xfn_proto::v1;
 use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use xfn_tests::{free_port, http_get, wasm_dir, xfn_bin};
@@ -81,7 +81,7 @@ const KEEP_RESIDENT_KIB: u64 = 16 << 10;
 /// wait in decommit batches (the default batch, on this machine) hold what
 /// they wrote, each within the memory limit.
 fn pool_resident_bound_kib() -> u64 {
-    let waiting = xfn_host::HostConfig::default().max_waiting_regions() as u64;
+    let waiting = xfn_runtime::HostConfig::default().max_waiting_regions() as u64;
     (RESIDENT_BUDGET_MIB + waiting * MEMORY_LIMIT_MIB as u64) << 10
 }
 
@@ -459,7 +459,7 @@ fn check(
             Err(format!(
                 "expected {code:?}, got {:?}: {}",
                 status.code(),
-                xfn_host::text::bounded(status.message(), 300)
+                xfn_runtime::text::bounded(status.message(), 300)
             ))
         }
         (Some(_), Err(status)) if status.message().len() > 8 << 10 => Err(format!(

@@ -84,7 +84,10 @@ pub(crate) async fn credentials_for(
     let Some((path, explicit)) = docker_config_path(options.docker_config.as_deref()) else {
         return Ok(RegistryAuth::Anonymous);
     };
-    let text = match crate::localfile::read_to_string(&path, crate::localfile::Limit::CREDENTIALS) {
+    let text = match xfn_component::localfile::read_to_string(
+        &path,
+        xfn_component::localfile::Limit::CREDENTIALS,
+    ) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
             return Ok(RegistryAuth::Anonymous);
@@ -296,8 +299,11 @@ pub(crate) fn read_pull_secret(path: &Path) -> Result<Vec<DockerConfig>> {
         source_name: source_name.clone(),
         reason,
     };
-    let text = crate::localfile::read_to_string(path, crate::localfile::Limit::CREDENTIALS)
-        .map_err(|e| fail(e.to_string()))?;
+    let text = xfn_component::localfile::read_to_string(
+        path,
+        xfn_component::localfile::Limit::CREDENTIALS,
+    )
+    .map_err(|e| fail(e.to_string()))?;
     xfn_yaml::check(&text).map_err(|refusal| fail(refusal.to_string()))?;
     let mut configs = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(&text) {

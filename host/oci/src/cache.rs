@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use crate::digest::Digest;
 use crate::error::{Error, Result};
-use crate::localfile::{self, Limit};
 use crate::reference::ImageRef;
+use xfn_component::localfile::{self, Limit};
 
 /// A tag record holds one digest; anything larger is not one.
 const TAG_RECORD: Limit = Limit::new("tag record", 4 << 10);

@@ -5,6 +5,10 @@ use std::path::PathBuf;
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 
 /// Everything that can go wrong pulling, pushing or inspecting a function.
+///
+/// Each variant's fields are named for what they hold (`reference`,
+/// `reason`, `path`, `error`); the variant's message says how they read.
+#[allow(missing_docs)]
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The reference can't be parsed.
@@ -102,7 +106,7 @@ pub enum Error {
         "{reference}: the component imports interfaces outside xfn's WIT world: {}; \
          allowed: {}",
         imports.join(", "),
-        crate::component::ALLOWED_IMPORTS.join(", ")
+        xfn_component::ALLOWED_IMPORTS.join(", ")
     )]
     ForbiddenImports {
         reference: String,

@@ -22,7 +22,7 @@ pub const DEFAULT_CAPABILITY: &str = "composition";
 pub const PACKAGE_FILE: &str = "package.yaml";
 
 /// Most decompressed bytes read from a base layer (against gzip bombs).
-pub(crate) const MAX_UNPACKED: u64 = 256 << 20;
+pub(crate) const MAX_UNPACKED: u64 = xfn_component::MAX_COMPONENT_BYTES;
 
 /// Where a function's metadata came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,7 +9,6 @@ use oci_client::manifest::{OciDescriptor, OciImageIndex, OciImageManifest, OciMa
 use crate::base_layer::BaseLayer;
 use crate::body::BodyError;
 use crate::cache::Cache;
-use crate::component::ComponentInfo;
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::layout::{self, Layout, LayoutError, MANIFEST_MEDIA_TYPES};
@@ -18,6 +17,7 @@ use crate::package::{self, FunctionMetadata};
 use crate::reference::ImageRef;
 use crate::transport::Session;
 use crate::xpkg;
+use xfn_component::ComponentInfo;
 
 /// A function component resolved from a registry or the cache, verified
 /// and checked against the host's WIT world, ready to compile.
@@ -362,7 +362,7 @@ fn finish(
             reference: text.clone(),
             reason,
         })?;
-    component.check_runnable(&text)?;
+    crate::check_runnable(&component, &text)?;
     let config_json = json(&fetched.config);
     // Read once, however many times the manifest lists it.
     let base = fetched.base.as_deref().map(BaseLayer::read);
@@ -588,7 +588,7 @@ fn precheck_declared_imports(
     let forbidden: Vec<String> = imports
         .iter()
         .filter_map(|i| i.as_str())
-        .filter(|i| i.contains(':') && !crate::component::is_allowed_import(i))
+        .filter(|i| i.contains(':') && !xfn_component::is_allowed_import(i))
         .map(str::to_owned)
         .collect();
     if forbidden.is_empty() {

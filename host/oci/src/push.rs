@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use oci_client::RegistryOperation;
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
 
-use crate::component::{ComponentInfo, FUNCTION_WORLD, RUN_FUNCTION_EXPORT};
 use crate::digest::Digest;
 use crate::error::{Error, Result};
 use crate::layout::{Layout, WASM_CONFIG_V0, WASM_LAYER};
@@ -26,6 +25,7 @@ use crate::package::{
 use crate::reference::ImageRef;
 use crate::transport::Session;
 use crate::xpkg::PackageFile;
+use xfn_component::{ComponentInfo, FUNCTION_WORLD, RUN_FUNCTION_EXPORT};
 
 /// The environment variable that fixes an xpkg's creation time (seconds
 /// since 1970), for reproducible builds.
@@ -137,7 +137,7 @@ pub(crate) fn check_component(reference: &str, wasm: &[u8]) -> Result<ComponentI
         reference: reference.to_owned(),
         reason,
     })?;
-    info.check_runnable(reference)?;
+    crate::check_runnable(&info, reference)?;
     if !info.exports_run_function() {
         return Err(Error::InvalidComponent {
             reference: reference.to_owned(),

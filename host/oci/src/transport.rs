@@ -224,8 +224,9 @@ fn read_ca_certs(options: &RegistryOptions) -> Result<Vec<Certificate>> {
             path: path.clone(),
             reason,
         };
-        let pem = crate::localfile::read(path, crate::localfile::Limit::CREDENTIALS)
-            .map_err(|e| fail(e.to_string()))?;
+        let pem =
+            xfn_component::localfile::read(path, xfn_component::localfile::Limit::CREDENTIALS)
+                .map_err(|e| fail(e.to_string()))?;
         let iter = CertificateDer::pem_slice_iter(&pem);
         let before = certs.len();
         for cert in iter {

@@ -108,6 +108,10 @@ pub const FUNCTION_CAPABILITIES: [&str; 2] = ["composition", "operation"];
 
 pub use crate::base_layer::{CROSSPLANE_MAX_PACKAGE_YAML, MAX_PACKAGE_YAML};
 
+/// An author's `crossplane.yaml`: at most [`MAX_PACKAGE_YAML`] bytes.
+pub const PACKAGE_YAML_LIMIT: xfn_component::localfile::Limit =
+    xfn_component::localfile::Limit::new("package metadata file", MAX_PACKAGE_YAML);
+
 /// The API group of package metadata.
 const META_GROUP: &str = "meta.pkg.crossplane.io";
 
@@ -131,7 +135,7 @@ impl PackageFile {
     /// Reads `path`, refusing anything but a regular file of at most
     /// [`MAX_PACKAGE_YAML`] bytes before reading it.
     pub fn read(path: &Path) -> Result<PackageFile> {
-        let bytes = crate::localfile::read(path, crate::localfile::Limit::PACKAGE_YAML).map_err(
+        let bytes = xfn_component::localfile::read(path, crate::xpkg::PACKAGE_YAML_LIMIT).map_err(
             |error| Error::ReadFile {
                 path: path.to_owned(),
                 error,

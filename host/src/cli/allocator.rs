@@ -14,5 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// OS now, instead of keeping it for reuse.
 pub fn release_free_memory() {
     // SAFETY: collecting is always sound; `force` makes it thorough.
-    unsafe { sys::mi_collect(true) };
+    #[allow(unsafe_code)]
+    unsafe {
+        sys::mi_collect(true)
+    };
 }

@@ -1,23 +1,23 @@
 //! `xfn controller`: Crossplane's External function runtime in a cluster.
 //! Every replica serves the wasm functions; the one holding the Lease also
-//! writes the objects and statuses (see `xfn_host::cluster`).
+//! writes the objects and statuses (see `xfn_cluster`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::probes;
 use anyhow::{Context as _, Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
-use xfn_host::cluster::controller::STOP_RECONCILING;
-use xfn_host::cluster::objects::Placement;
-use xfn_host::cluster::packages::OciProbe;
-use xfn_host::cluster::reconcile::Writer;
-use xfn_host::cluster::serving::Replica;
-use xfn_host::cluster::{controller, lease};
-use xfn_host::grpc::sni::DynamicTls;
-use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
-use xfn_host::probes;
+use xfn_cluster::controller::STOP_RECONCILING;
+use xfn_cluster::objects::Placement;
+use xfn_cluster::packages::OciProbe;
+use xfn_cluster::reconcile::Writer;
+use xfn_cluster::serving::Replica;
+use xfn_cluster::{controller, lease};
+use xfn_grpc::sni::DynamicTls;
+use xfn_grpc::{FunctionTable, Server, ServerConfig};
 
 /// Run xfn as Crossplane's External function runtime (`--package-runtime=Function=External`).
 #[derive(Debug, clap::Args)]

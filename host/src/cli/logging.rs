@@ -12,7 +12,7 @@ use tracing::{Event, Subscriber};
 use tracing_subscriber::fmt::format::{Format, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
-use xfn_host::guest_log;
+use xfn_runtime::guest_log;
 
 /// The level `-v` given `count` times selects, unless `XFN_LOG` is set:
 /// warnings and errors by default, then info, debug and trace.
@@ -79,7 +79,7 @@ fn step_line(step: &str, level: &tracing::Level, fields: &GuestFields) -> String
     }
 }
 
-/// The fields of a function-output event (see `xfn_host::guest_log`).
+/// The fields of a function-output event (see `xfn_runtime::guest_log`).
 #[derive(Default)]
 struct GuestFields {
     message: String,

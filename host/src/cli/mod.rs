@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use tokio::runtime::Runtime;
-use xfn_host::grpc::CallThreads;
-use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+use xfn_grpc::CallThreads;
+use xfn_runtime::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Parses the value of address flag `flag`: `HOST:PORT`, or `:PORT` for
 /// every interface.
@@ -87,7 +87,7 @@ pub fn call_threads(workers: Option<u16>) -> anyhow::Result<CallThreads> {
         let long_calls = call_runtime(
             "xfn-long-call",
             workers,
-            Some(xfn_host::grpc::call_threads::lower_thread_priority),
+            Some(xfn_grpc::call_threads::lower_thread_priority),
         )?;
         Ok((calls, long_calls))
     });
@@ -135,13 +135,13 @@ pub struct ServerLimits {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub max_calls_per_function: Option<u32>,
     /// Memory a call wrote that each sandbox memory slot keeps, reset in place, for the next call instead of giving it back to the kernel, in KiB (0: none).
-    #[arg(long, default_value_t = xfn_host::DEFAULT_KEEP_RESIDENT_KIB, value_name = "KIB")]
+    #[arg(long, default_value_t = xfn_runtime::DEFAULT_KEEP_RESIDENT_KIB, value_name = "KIB")]
     pub keep_resident: usize,
     /// Most memory the instance pool keeps resident between calls, in MiB, over all its slots: caps --keep-resident.
-    #[arg(long, default_value_t = xfn_host::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
+    #[arg(long, default_value_t = xfn_runtime::DEFAULT_RESIDENT_BUDGET_MIB, value_name = "MIB")]
     pub resident_budget: usize,
     /// Sandbox memories and tables of finished calls given back to the kernel together, in one system call; until then their slots wait, with what the calls wrote, a batch per CPU, cut so that no more wait than --max-concurrent-calls (1: each at once).
-    #[arg(long, default_value_t = xfn_host::DEFAULT_DECOMMIT_BATCH, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, default_value_t = xfn_runtime::DEFAULT_DECOMMIT_BATCH, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub decommit_batch: u32,
     /// Where packages and compiled functions are cached (default: $XFN_CACHE_DIR, else the user's cache directory).
     #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]

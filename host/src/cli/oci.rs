@@ -1,18 +1,17 @@
 //! `xfn push`, `xfn pull` and `xfn inspect`: wasm function packages in OCI
 //! registries (see the `xfn-oci` crate).
 //!
-//! This module depends only on `xfn-oci`, clap, anyhow and serde_json.
+//! This module depends only on `xfn-oci`, `xfn-component`, clap, anyhow,
+//! humantime and serde_json.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use serde_json::json;
-use xfn_oci::{
-    ComponentInfo, Digest, Item, ItemKind, PullPolicy, PushMetadata, RegistryOptions,
-    component::is_allowed_import,
-    localfile::{self, Limit},
-};
+use xfn_component::localfile::{self, Limit};
+use xfn_component::{ComponentInfo, Item, ItemKind, is_allowed_import};
+use xfn_oci::{Digest, PullPolicy, PushMetadata, RegistryOptions};
 
 /// How to reach registries, shared by the OCI subcommands.
 #[derive(Debug, Clone, clap::Args)]
@@ -209,8 +208,7 @@ pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
             anyhow::anyhow!("{}: not a usable wasm component: {reason}", path.display())
         })?;
         // What `push` and every host would refuse, as they would say it.
-        let problems: Vec<String> = info
-            .check_runnable(&path.display().to_string())
+        let problems: Vec<String> = xfn_oci::check_runnable(&info, &path.display().to_string())
             .err()
             .map(|e| e.to_string())
             .into_iter()

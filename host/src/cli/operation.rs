@@ -1,12 +1,12 @@
 //! `xfn operation render`: the flags of `crossplane operation render`.
-//! This module only parses them; `xfn_host::render::operation` loads,
+//! This module only parses them; `xfn_render::operation` loads,
 //! runs and prints.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
-use xfn_host::render::PrintOptions;
-use xfn_host::render::operation::{self, OperationFiles};
+use xfn_render::PrintOptions;
+use xfn_render::operation::{self, OperationFiles};
 
 use super::render::RunArgs;
 
@@ -88,19 +88,13 @@ pub async fn run(command: OperationCommand) -> Result<()> {
 }
 
 async fn render(args: OperationRenderArgs) -> Result<()> {
-    let (wasm, registry) = args.run.start()?;
+    let (wasm, catalog) = args.run.start()?;
     let inputs = operation::load(&args.files())?;
     let print = PrintOptions {
         include_results: args.include_function_results,
         include_context: args.include_context,
     };
-    let yaml = operation::render_yaml(
-        &inputs,
-        &wasm,
-        &registry,
-        print,
-        args.include_full_operation,
-    )
-    .await?;
+    let yaml = operation::render_yaml(&inputs, &wasm, &catalog, print, args.include_full_operation)
+        .await?;
     super::render::print(&yaml)
 }

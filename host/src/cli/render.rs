@@ -1,13 +1,13 @@
 //! `xfn render`: the flags of classic `crossplane render`. This module only
-//! parses them; `xfn_host::render` loads, checks, runs and prints.
+//! parses them; `xfn_render` loads, checks, runs and prints.
 
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use xfn_host::render::{self, InputFiles, PrintOptions};
-use xfn_host::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+use xfn_render::{self as render, InputFiles, PrintOptions};
+use xfn_runtime::{CompileCache, HostConfig, HostEngine, WasmRuntime};
 
 /// Render an XR with a Composition's function pipeline, offline and without Docker.
 #[derive(Debug, clap::Args)]
@@ -107,8 +107,9 @@ impl RunArgs {
     }
 
     /// Refuses the project flags xfn cannot honour, notes the engine flags
-    /// it doesn't need, and builds the wasm runtime and registry options.
-    pub fn start(&self) -> Result<(WasmRuntime, xfn_oci::RegistryOptions)> {
+    /// it doesn't need, and builds the wasm runtime and the catalog of
+    /// packages (the registry and the built-in functions).
+    pub fn start(&self) -> Result<(WasmRuntime, xfn_catalog::Catalog)> {
         self.project.check()?;
         for note in self.engine.notes() {
             eprintln!("xfn: {note}");
@@ -118,7 +119,9 @@ impl RunArgs {
             self.memory_limit,
             self.timeout,
         )?;
-        Ok((wasm, self.registry.options()))
+        let catalog = xfn_catalog::Catalog::new(self.registry.options(), crate::builtins())
+            .with_notes(|note| eprintln!("xfn: {note}"));
+        Ok((wasm, catalog))
     }
 }
 
@@ -263,9 +266,9 @@ pub async fn run_composition(args: CompositionArgs) -> Result<()> {
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    let (wasm, registry) = args.run.start()?;
+    let (wasm, catalog) = args.run.start()?;
     let inputs = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
-    let yaml = render::render_yaml(&inputs, &wasm, &registry, args.options()).await?;
+    let yaml = render::render_yaml(&inputs, &wasm, &catalog, args.options()).await?;
     print(&yaml)
 }
 

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use xfn_host::grpc::functions::{
+use xfn_catalog::functions_file::{
     Fingerprint, FunctionSpec, Loader, OciPackages, read_functions_file,
 };
-use xfn_host::grpc::tls::{self, TlsFiles};
-use xfn_host::grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
+use xfn_grpc::tls::{self, TlsFiles};
+use xfn_grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
 
 /// Most `--workers`: more threads than this only cost memory.
 const MAX_WORKERS: i64 = 1024;
@@ -99,8 +99,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     if let Some(dir) = &args.limits.cache_dir {
         registry.cache_dir = dir.clone();
     }
-    let packages = OciPackages::new(registry, tokio::runtime::Handle::current());
-    let loader = Arc::new(Loader::with_packages(args.limits.runtime()?, packages));
+    let catalog = xfn_catalog::Catalog::new(registry, crate::builtins());
+    let packages = OciPackages::new(catalog, tokio::runtime::Handle::current());
+    let loader = Arc::new(Loader::new(args.limits.runtime()?, packages));
     let table = load(&loader, specs.clone()).await?;
     let function_ports = specs
         .iter()
@@ -138,12 +139,12 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     // Kept until the server stops: dropping it stops the metrics endpoint.
     let (_metrics_stop, stop) = tokio::sync::watch::channel(false);
     if let Some(address) = metrics_address {
-        let listener = xfn_host::probes::bind(address)
+        let listener = crate::probes::bind(address)
             .await
             .with_context(|| format!("cannot serve metrics on {address}"))?;
         let (_, ready) = tokio::sync::watch::channel(true);
         eprintln!("xfn serve: metrics on http://{address}/metrics");
-        tokio::spawn(xfn_host::probes::serve(listener, ready, stop));
+        tokio::spawn(crate::probes::serve(listener, ready, stop));
     }
 
     let reloader = Reloader {
@@ -194,7 +195,7 @@ fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
 async fn load(loader: &Arc<Loader>, specs: Vec<FunctionSpec>) -> Result<FunctionTable> {
     let loader = loader.clone();
     let table = tokio::task::spawn_blocking(move || {
-        let table = loader.load(&specs);
+        let table = loader.load(&specs).map(FunctionTable::from_iter);
         // Compiling leaves much freed memory behind.
         super::allocator::release_free_memory();
         table

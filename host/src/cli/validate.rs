@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
-use xfn_host::local_module;
-use xfn_host::render::{self as runtimes, load, validate};
+use xfn_render::{load, local_modules, validate};
+use xfn_runtime::local_module;
 
 /// Check a Composition's pipeline: it has steps, step names are unique, and
 /// every function it references exists. Each Function's local wasm module
@@ -81,7 +81,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
 /// exporting xfn's world with the right types (found by compiling and
 /// linking it, as `xfn render` would, without running it).
 fn modules_problems(functions: &[Value]) -> Result<Vec<String>> {
-    let modules: Vec<(&str, &str)> = runtimes::local_modules(functions).collect();
+    let modules: Vec<(&str, &str)> = local_modules(functions).collect();
     if modules.is_empty() {
         return Ok(Vec::new());
     }
@@ -95,14 +95,14 @@ fn modules_problems(functions: &[Value]) -> Result<Vec<String>> {
             }?;
             Some(format!(
                 "Function {function:?}: metadata.annotations[{:?}]: {problem}",
-                runtimes::WASM_MODULE
+                xfn_catalog::annotations::WASM_MODULE
             ))
         })
         .collect())
 }
 
 /// What is wrong with a Composition's pipeline (shared with `xfn render`).
-pub use xfn_host::render::pipeline_check::pipeline_problems;
+pub use xfn_render::pipeline_check::pipeline_problems;
 
 #[cfg(test)]
 mod tests {

@@ -11,12 +11,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xfn_host::Function;
-use xfn_host::grpc::tls::CertificateAuthority;
-use xfn_host::grpc::{ClientOptions, ClientTls, GrpcFunction};
-use xfn_host::protocol::RunFunctionRequest;
+use xfn_grpc::tls::CertificateAuthority;
+use xfn_grpc::{ClientOptions, ClientTls, GrpcFunction};
 use xfn_kube_fake::FakeApiServer;
 use xfn_kube_fake::crossplane::{function, function_revision};
+use xfn_runtime::Function;
+use xfn_runtime::protocol::RunFunctionRequest;
 
 use crate::oci_support::{Registry, options};
 

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use xfn_host::grpc::call_threads::CallThreads;
-use xfn_host::grpc::{FunctionTable, Server, ServerConfig};
-use xfn_host::protocol::{RunFunctionRequest, RunFunctionResponse};
-use xfn_host::{CallError, Function};
+use xfn_grpc::call_threads::CallThreads;
+use xfn_grpc::{FunctionTable, Server, ServerConfig};
+use xfn_runtime::protocol::{RunFunctionRequest, RunFunctionResponse};
+use xfn_runtime::{CallError, Function};
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

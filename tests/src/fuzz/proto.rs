@@ -1,9 +1,9 @@
 //! Protobuf requests and responses as the gRPC server and client decode
 //! them ([`xfn_proto::codec::decode_checked`]), converted to the host's WIT
-//! types and back ([`xfn_host::grpc::convert`]).
+//! types and back ([`xfn_grpc::convert`]).
 
 use prost::Message;
-use xfn_host::grpc::convert;
+use xfn_grpc::convert;
 use xfn_proto::codec::decode_checked;
 use xfn_proto::json::v1 as pb;
 

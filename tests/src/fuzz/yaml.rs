@@ -2,7 +2,7 @@
 //! ([`parse_stream`], [`parse_value`]), behind `xfn_yaml`'s guards.
 
 use serde_json::Value;
-use xfn_host::render::load::{parse_stream, parse_value};
+use xfn_render::load::{parse_stream, parse_value};
 
 /// Loads `data` as a document stream and as one value. Whatever loads must
 /// print (as `render` prints its output) and load again as the same value:

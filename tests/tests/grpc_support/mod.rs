@@ -17,10 +17,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tempfile::TempDir;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use xfn_host::HostConfig;
-use xfn_host::grpc::tls::{CertificateAuthority, service_names};
-use xfn_host::grpc::{FunctionTable, ServeError, Server, ServerConfig, ServerHandle};
+use xfn_grpc::tls::{CertificateAuthority, service_names};
+use xfn_grpc::{FunctionTable, ServeError, Server, ServerConfig, ServerHandle};
 use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+use xfn_runtime::HostConfig;
 
 /// The namespace the tests' authorities name.
 pub const NS: &str = "crossplane-system";
@@ -339,6 +339,6 @@ pub fn request(tag: &str, input: Value) -> Value {
 }
 
 /// Makes `Arc<dyn Function>` from anything that is one.
-pub fn boxed<F: xfn_host::Function + 'static>(f: F) -> Arc<dyn xfn_host::Function> {
+pub fn boxed<F: xfn_runtime::Function + 'static>(f: F) -> Arc<dyn xfn_runtime::Function> {
     Arc::new(f)
 }

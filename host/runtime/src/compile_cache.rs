@@ -1,0 +1,232 @@
+//! An on-disk cache of compiled components, so a function is compiled by
+//! Cranelift once per digest and engine, not once per process.
+//!
+//! Entries are keyed by the BLAKE3 hash of the component and the engine's
+//! compatibility hash, and carry an HMAC-SHA256 of their name and the
+//! BLAKE3 hash of their bytes under a per-user key (see [`trust`]): a
+//! truncated, corrupted or tampered entry is detected and rebuilt. BLAKE3,
+//! not SHA-256, hashes the megabytes: measured on a warm `xfn render`,
+//! SHA-256 of the component and the artifact was a quarter of its CPU.
+//! Writes go to a temporary file that is renamed into place, so a crash
+//! never leaves a half-written entry, and temporary files left by a killed
+//! compile are removed when the cache is first used.
+//!
+//! Loading a compiled artifact runs native code: a cache directory that
+//! other users may write, or an entry not owned by the user, is never
+//! loaded from; xfn then compiles without the cache and says why.
+
+mod trust;
+
+use std::fs;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use ring::hmac;
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+pub use trust::TrustError;
+
+/// The environment variable that overrides the cache directory.
+pub const CACHE_DIR_ENV: &str = "XFN_CACHE_DIR";
+
+/// A directory of compiled components.
+#[derive(Debug, Clone)]
+pub struct CompileCache {
+    dir: PathBuf,
+    /// The entry key once the directory was checked, or why it can't be used.
+    state: Arc<OnceLock<Option<KeyHolder>>>,
+}
+
+/// The HMAC key (a newtype: `hmac::Key` has no `Debug` worth printing).
+struct KeyHolder(hmac::Key);
+
+impl std::fmt::Debug for KeyHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyHolder(..)")
+    }
+}
+
+impl CompileCache {
+    /// A cache in `dir` (created and checked when first used).
+    pub fn new(dir: impl Into<PathBuf>) -> CompileCache {
+        CompileCache {
+            dir: dir.into(),
+            state: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The default: `$XFN_CACHE_DIR`, else `<user cache dir>/xfn`
+    /// (`~/.cache/xfn` on Linux).
+    pub fn default_dir() -> Option<PathBuf> {
+        if let Some(dir) = std::env::var_os(CACHE_DIR_ENV).filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(dir));
+        }
+        dirs::cache_dir().map(|d| d.join("xfn"))
+    }
+
+    /// The cache's root directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn compiled_dir(&self) -> PathBuf {
+        self.dir.join("compiled")
+    }
+
+    /// Checks the directory once (see [`trust`]): the key when the cache
+    /// may be used, `None` (with a warning) when it may not.
+    fn key(&self) -> Option<&hmac::Key> {
+        self.state
+            .get_or_init(|| match trust::open(&self.dir, &self.compiled_dir()) {
+                Ok(key) => Some(KeyHolder(key)),
+                Err(e) => {
+                    tracing::warn!("not using the compile cache: {e}; compiling without it");
+                    None
+                }
+            })
+            .as_ref()
+            .map(|k| &k.0)
+    }
+
+    fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
+        let mut hasher = DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let key = format!("{}-{:016x}", blake3::hash(wasm).to_hex(), hasher.finish());
+        self.compiled_dir().join(format!("{key}.cwasm"))
+    }
+
+    /// Loads the compiled form of `wasm`, compiling and storing it on a miss.
+    ///
+    /// A cache that can't be trusted or written is not an error: the
+    /// component is compiled and used anyway, with a warning. An error says
+    /// why the component could not be compiled; the caller names the
+    /// function.
+    pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
+        let Some(key) = self.key() else {
+            return Component::new(engine, wasm)
+                .map_err(|e| format!("cannot compile component: {e:#}"));
+        };
+        let path = self.entry_path(engine, wasm);
+        let found = load(engine, key, &path);
+        crate::metrics::record_compile_cache(found.is_some());
+        if let Some(component) = found {
+            return Ok(component);
+        }
+        let compiled = engine
+            .precompile_component(wasm)
+            .map_err(|e| format!("cannot compile component: {e:#}"))?;
+        // SAFETY: `compiled` was produced by this engine just now.
+        #[allow(unsafe_code)]
+        let component = unsafe { Component::deserialize(engine, &compiled) }
+            .map_err(|e| format!("cannot load compiled component: {e:#}"))?;
+        // Stored only once this engine could load it.
+        if let Err(e) = write_entry(key, &path, &compiled) {
+            tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
+        }
+        Ok(component)
+    }
+}
+
+/// The component of a cache entry, if the entry is there, is the user's,
+/// and carries a valid MAC. A corrupt or tampered entry is removed; one
+/// that this engine can't load (for a reason that may have nothing to do
+/// with the entry, such as a memory limit) is left in place.
+fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Option<Component> {
+    let bytes = match read_entry(path) {
+        Ok(bytes) => bytes?,
+        Err(e) => {
+            tracing::warn!("not using compile cache entry {e}; compiling afresh");
+            return None;
+        }
+    };
+    let Some(body) = verified_body(key, &entry_name(path), &bytes) else {
+        tracing::warn!(
+            "compile cache entry {} is corrupt or was tampered with; rebuilding it",
+            path.display()
+        );
+        let _ = fs::remove_file(path);
+        return None;
+    };
+    // SAFETY: the entry carries a MAC under the user's own key, in a
+    // directory only the user can write, so xfn wrote it; wasmtime itself
+    // rejects artifacts from another version or configuration.
+    #[allow(unsafe_code)]
+    let deserialized = unsafe { Component::deserialize(engine, body) };
+    match deserialized {
+        Ok(component) => Some(component),
+        Err(e) => {
+            tracing::warn!(
+                "cannot use compile cache entry {} ({e:#}); compiling afresh",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// The bytes of an entry, `None` if there is none. An entry that is not a
+/// regular file of the current user is an error.
+fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, TrustError> {
+    let io = |error| TrustError::Io {
+        path: path.to_owned(),
+        error,
+    };
+    let mut file = match trust::open_no_follow(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(TrustError::Unsafe {
+            path: path.to_owned(),
+            reason: String::from("not a regular file"),
+        });
+    }
+    trust::check_owned(path, &meta)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(Some(bytes))
+}
+
+const MAC_LEN: usize = 32;
+
+fn entry_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// What the MAC covers: the entry's name (so entries can't be swapped) and
+/// the BLAKE3 hash of its artifact.
+fn mac_input(name: &str, artifact: &[u8]) -> Vec<u8> {
+    let mut input = name.as_bytes().to_vec();
+    input.push(0);
+    input.extend_from_slice(blake3::hash(artifact).as_bytes());
+    input
+}
+
+/// An entry is the artifact followed by its MAC.
+fn verified_body<'a>(key: &hmac::Key, name: &str, entry: &'a [u8]) -> Option<&'a [u8]> {
+    let split = entry.len().checked_sub(MAC_LEN)?;
+    let (body, mac) = entry.split_at(split);
+    hmac::verify(key, &mac_input(name, body), mac)
+        .ok()
+        .map(|()| body)
+}
+
+fn write_entry(key: &hmac::Key, path: &Path, artifact: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(artifact)?;
+    tmp.write_all(hmac::sign(key, &mac_input(&entry_name(path), artifact)).as_ref())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,599 @@
+//! Wasm functions: compiled once, pre-instantiated once, and run in a fresh
+//! sandbox for every call.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{
+    Component, ComponentExportIndex, HasSelf, InstancePre, Linker, TypedFunc,
+};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::compile_cache::CompileCache;
+use crate::engine::{FunctionSlots, HostEngine};
+use crate::function::Function;
+use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
+use crate::response_check::check_response;
+use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
+use crate::text::{self, MAX_GUEST_TEXT};
+use crate::{CallError, Error};
+
+/// The name of the function world's export.
+const RUN_FUNCTION: &str = "run-function";
+
+/// The signature of `run-function`.
+type RunFunction<'a> = TypedFunc<(&'a RunFunctionRequest,), (Result<RunFunctionResponse, String>,)>;
+
+/// Loads wasm components into callable functions. One per process: it holds
+/// the engine, the linker with xfn's imports, and the compile cache.
+#[derive(Clone)]
+pub struct WasmRuntime {
+    engine: HostEngine,
+    linker: Arc<Linker<Sandbox>>,
+    cache: Option<CompileCache>,
+}
+
+impl WasmRuntime {
+    /// A runtime on `engine`, caching compiled components in `cache` if given.
+    pub fn new(engine: HostEngine, cache: Option<CompileCache>) -> Result<WasmRuntime, Error> {
+        let mut linker = Linker::<Sandbox>::new(engine.engine());
+        // WASI is linked so that ordinary Rust components instantiate, but the
+        // sandbox grants nothing through it (see `sandbox`).
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;
+        crate::protocol::Function::add_to_linker::<_, HasSelf<Sandbox>>(&mut linker, |s| s)
+            .map_err(|e| Error::Engine(format!("cannot link xfn's imports: {e}")))?;
+        Ok(WasmRuntime {
+            engine,
+            linker: Arc::new(linker),
+            cache,
+        })
+    }
+
+    /// The engine this runtime compiles for.
+    pub fn engine(&self) -> &HostEngine {
+        &self.engine
+    }
+
+    /// Compiles (or loads from the cache) the component in `bytes` and
+    /// pre-instantiates it as function `name`.
+    pub fn load(&self, name: &str, bytes: &[u8]) -> Result<WasmFunction, Error> {
+        let load_error = |reason: String| Error::Load {
+            function: name.to_owned(),
+            reason,
+        };
+        // Reading the component's outline is cheap, and refuses what the
+        // sandbox would not run before any compiling, with a clear reason.
+        crate::local_module::check_component(bytes).map_err(load_error)?;
+        let component = match &self.cache {
+            Some(cache) => cache
+                .load_or_compile(self.engine.engine(), bytes)
+                .map_err(load_error)?,
+            None => Component::new(self.engine.engine(), bytes)
+                .map_err(|e| load_error(format!("cannot compile component: {e:#}")))?,
+        };
+        self.load_component(name, &component)
+    }
+
+    /// Pre-instantiates an already compiled component as function `name`.
+    pub fn load_component(&self, name: &str, component: &Component) -> Result<WasmFunction, Error> {
+        let load_error = |reason: String| Error::Load {
+            function: name.to_owned(),
+            reason,
+        };
+        check_resources(component).map_err(load_error)?;
+        let instance_pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| load_error(format!("cannot link component: {e:#}")))?;
+        // This checks the export's type once; calls then skip the check.
+        let pre = FunctionPre::new(instance_pre).map_err(|e| {
+            load_error(format!(
+                "component does not export xfn's function world: {e:#}"
+            ))
+        })?;
+        let run_function = component
+            .get_export_index(None, RUN_FUNCTION)
+            .ok_or_else(|| load_error(format!("component does not export `{RUN_FUNCTION}`")))?;
+        Ok(WasmFunction {
+            name: Arc::from(name),
+            engine: self.engine.clone(),
+            slots: self.engine.function_slots(),
+            pre: pre.instance_pre().clone(),
+            run_function,
+        })
+    }
+}
+
+/// Refuses a component that would create more memories or tables than one
+/// call may have, before it takes a pool slot: the memory limit is shared by
+/// all of a call's memories, and their number is capped too.
+fn check_resources(component: &Component) -> Result<(), String> {
+    let Some(required) = component.resources_required() else {
+        return Err("the component imports core modules, which xfn does not provide".into());
+    };
+    let memories = required.num_memories as usize;
+    if memories > MAX_MEMORIES {
+        return Err(format!(
+            "it creates {memories} linear memories when instantiated; a function may have at most {MAX_MEMORIES}"
+        ));
+    }
+    let tables = required.num_tables as usize;
+    if tables > MAX_TABLES {
+        return Err(format!(
+            "it creates {tables} tables when instantiated; a function may have at most {MAX_TABLES}"
+        ));
+    }
+    Ok(())
+}
+
+/// A wasm function ready to be called. Cheap to share: calls don't block
+/// each other, and each gets its own instance.
+pub struct WasmFunction {
+    name: Arc<str>,
+    engine: HostEngine,
+    slots: FunctionSlots,
+    pre: InstancePre<Sandbox>,
+    /// The `run-function` export, whose type [`FunctionPre::new`] checked.
+    run_function: ComponentExportIndex,
+}
+
+impl WasmFunction {
+    /// Runs one call in a fresh sandbox.
+    ///
+    /// The guest runs on the calling task, on a wasmtime fiber that yields
+    /// to the executor at every epoch tick, so a long call neither blocks a
+    /// worker thread nor needs one of its own. It is interrupted after
+    /// `timeout` (or the host default), and its memory is capped by the
+    /// host's limit.
+    pub async fn run(
+        &self,
+        request: &RunFunctionRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RunFunctionResponse, CallError> {
+        let _slot = self.engine.call_slot(&self.slots).await;
+        let config = self.engine.config();
+        let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
+        let mut store = self.store(limit);
+        let call = async {
+            let instance = self.pre.instantiate_async(&mut store).await?;
+            let func = instance
+                .get_func(&mut store, self.run_function)
+                .ok_or_else(|| wasmtime::format_err!("no `{RUN_FUNCTION}` export"))?;
+            // SAFETY: `load_component` type-checked this export against
+            // this signature, with `FunctionPre::new`, when it loaded the
+            // component; every instance of the component has the same type.
+            // Checking again would repeat that work on every call.
+            #[allow(unsafe_code)]
+            let run = unsafe { RunFunction::new_unchecked(func) };
+            let (result,) = run.call_async(&mut store, (request,)).await?;
+            Ok(result)
+        };
+        // The epoch deadline stops a guest that computes; this also stops
+        // one that waits in a host call.
+        let outcome = tokio::time::timeout(limit, call).await;
+        let result = self.outcome(outcome, &store, limit);
+        store.data_mut().finish_log();
+        result
+    }
+
+    /// What a call's outcome means for its caller.
+    fn outcome(
+        &self,
+        outcome: Result<
+            wasmtime::Result<Result<RunFunctionResponse, String>>,
+            tokio::time::error::Elapsed,
+        >,
+        store: &Store<Sandbox>,
+        limit: Duration,
+    ) -> Result<RunFunctionResponse, CallError> {
+        let Ok(outcome) = outcome else {
+            return Err(CallError::Timeout {
+                function: self.name.to_string(),
+                limit,
+            });
+        };
+        match outcome {
+            Ok(Ok(response)) => {
+                check_response(&response).map_err(|reason| CallError::Malformed {
+                    function: self.name.to_string(),
+                    reason,
+                })?;
+                Ok(response)
+            }
+            Ok(Err(message)) => Err(CallError::Failed {
+                function: self.name.to_string(),
+                message: text::bounded(&message, MAX_GUEST_TEXT).into_owned(),
+            }),
+            Err(error) => Err(self.classify(error, store, limit)),
+        }
+    }
+
+    /// [`WasmFunction::run`] for callers outside async code: tests,
+    /// benchmarks and tools. Don't call it from an async task.
+    pub fn call_blocking(
+        &self,
+        request: &RunFunctionRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RunFunctionResponse, CallError> {
+        block_on(self.run(request, timeout))
+    }
+
+    /// Instantiates the function in a fresh sandbox and tears it down
+    /// without calling it. This proves it links and starts, and warms its
+    /// slot in the instance pool; `xfn serve` probes each function it
+    /// loads, so one that cannot start is reported then, not on a call.
+    /// Like [`WasmFunction::call_blocking`], it blocks the thread.
+    pub fn probe(&self) -> Result<(), CallError> {
+        block_on(async {
+            let _slot = self.engine.call_slot(&self.slots).await;
+            let limit = self.engine.config().call_timeout;
+            let mut store = self.store(limit);
+            match self.pre.instantiate_async(&mut store).await {
+                Ok(_) => Ok(()),
+                Err(error) => Err(self.classify(error, &store, limit)),
+            }
+        })
+    }
+
+    /// A store with a fresh sandbox, its memory capped, that yields at
+    /// every epoch tick and traps once `limit` has passed.
+    fn store(&self, limit: Duration) -> Store<Sandbox> {
+        let config = self.engine.config();
+        let sandbox = Sandbox::new(
+            self.name.clone(),
+            config.memory_limit,
+            config.stderr_capture,
+        );
+        let mut store = Store::new(self.engine.engine(), sandbox);
+        store.limiter(|s| &mut s.limits);
+        let started = Instant::now();
+        let deadline = started + limit;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| Ok(at_tick(started, deadline, Instant::now())));
+        store
+    }
+
+    fn classify(
+        &self,
+        error: wasmtime::Error,
+        store: &Store<Sandbox>,
+        limit: Duration,
+    ) -> CallError {
+        let function = self.name.to_string();
+        if let Some(requested) = store.data().limits.exceeded() {
+            return CallError::MemoryLimit {
+                function,
+                limit: store.data().limits.limit(),
+                requested,
+            };
+        }
+        if error.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+            return CallError::Timeout { function, limit };
+        }
+        let stderr = store.data().stderr();
+        let stderr = without_backtrace_note(&stderr);
+        let cause = describe(&error);
+        let message = if stderr.is_empty() {
+            cause
+        } else {
+            format!("{cause}; the function printed: {stderr}")
+        };
+        CallError::Trap { function, message }
+    }
+}
+
+/// How long a call's guest runs (since its sandbox was made) before it
+/// yields at an epoch tick.
+///
+/// A yield lets the task's thread serve others, and moves a served call
+/// off the thread that received it (see `grpc::call_threads`). A call
+/// shorter than this never yields, so it isn't handed to another thread
+/// just because a tick fell while it ran; one that runs longer yields at
+/// every tick from then on.
+const YIELD_AFTER: Duration = Duration::from_millis(1);
+
+/// What a guest that started at `started` does at an epoch tick at `now`:
+/// stop at its deadline, else go on, yielding first once it has run for
+/// [`YIELD_AFTER`].
+fn at_tick(started: Instant, deadline: Instant, now: Instant) -> UpdateDeadline {
+    if now >= deadline {
+        UpdateDeadline::Interrupt
+    } else if now.saturating_duration_since(started) < YIELD_AFTER {
+        UpdateDeadline::Continue(1)
+    } else {
+        UpdateDeadline::Yield(1)
+    }
+}
+
+/// What stopped a guest, in one line: the trap, an `exit`, or a host
+/// error, without the wasm backtrace wasmtime attaches.
+fn describe(error: &wasmtime::Error) -> String {
+    if let Some(exit) = error.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        // WASI 0.2's `exit` carries only success or failure (wasmtime
+        // reports failure as 1), so there is no exit code to report.
+        return if exit.0 == 0 {
+            "the function exited (with a success status) instead of returning a response".into()
+        } else {
+            "the function exited with an error status instead of returning a response".into()
+        };
+    }
+    if let Some(trap) = error.downcast_ref::<Trap>() {
+        return match trap {
+            Trap::StackOverflow => STACK_OVERFLOW.into(),
+            Trap::MemoryOutOfBounds if below_address_zero(error) || deep_in_recursion(error) => {
+                STACK_OVERFLOW.into()
+            }
+            trap => trap.to_string(),
+        };
+    }
+    // wasmtime adds the backtrace as the outermost context.
+    error
+        .chain()
+        .map(ToString::to_string)
+        .filter(|cause| !cause.starts_with("error while executing at wasm backtrace"))
+        .collect::<Vec<_>>()
+        .join(": ")
+}
+
+/// The note Rust's panic handler prints when `RUST_BACKTRACE` is unset.
+const BACKTRACE_NOTE: &str =
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace";
+
+/// What to do instead, as a guest sees no environment variables.
+pub const BACKTRACE_HINT: &str = "note: a function in xfn's sandbox sees no environment variables, so RUST_BACKTRACE cannot reach it; \
+     for a backtrace, call the function natively, e.g. in a unit test (`cargo test`) run with RUST_BACKTRACE=1";
+
+/// `stderr` with Rust's backtrace note, which can't be followed in the
+/// sandbox, replaced by [`BACKTRACE_HINT`].
+fn without_backtrace_note(stderr: &str) -> std::borrow::Cow<'_, str> {
+    if stderr.contains(BACKTRACE_NOTE) {
+        stderr.replace(BACKTRACE_NOTE, BACKTRACE_HINT).into()
+    } else {
+        stderr.into()
+    }
+}
+
+const STACK_OVERFLOW: &str = "the function ran out of stack (endless or too deep recursion?)";
+
+/// Whether a memory fault hit the top of 32-bit address space, or just
+/// past it: where a guest whose stack sits at the bottom of its memory (as
+/// Rust's and C's do) lands when the stack pointer drops below zero (a
+/// store at an offset into a large frame lands above 4 GiB).
+fn below_address_zero(error: &wasmtime::Error) -> bool {
+    const PREFIX: &str = "memory fault at wasm address 0x";
+    error.chain().any(|cause| {
+        let text = cause.to_string();
+        text.strip_prefix(PREFIX)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+            .is_some_and(|address| (0xFFF0_0000..0x1_0010_0000).contains(&address))
+    })
+}
+
+/// How many frames of one function at the top of the stack make an out
+/// of bounds access a stack overflow.
+const RECURSION_FRAMES: usize = 4;
+
+/// Whether the trap's backtrace starts with [`RECURSION_FRAMES`] frames of
+/// the same function: a guest with large stack frames overflows its stack
+/// (in its linear memory) through a bulk memory operation, whose checked
+/// access reports no address for [`below_address_zero`] to read.
+fn deep_in_recursion(error: &wasmtime::Error) -> bool {
+    let Some(backtrace) = error.downcast_ref::<wasmtime::WasmBacktrace>() else {
+        return false;
+    };
+    let frames = backtrace.frames();
+    frames.len() >= RECURSION_FRAMES
+        && frames[..RECURSION_FRAMES]
+            .windows(2)
+            .all(|pair| pair[0].func_index() == pair[1].func_index())
+}
+
+/// Runs `future` to completion on this thread: on the current tokio
+/// runtime if there is one (from a blocking thread), else on a
+/// current-thread runtime kept for the thread.
+fn block_on<F: Future>(future: F) -> F::Output {
+    thread_local! {
+        static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a current-thread tokio runtime with only a timer can be built");
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| handle.block_on(future))
+        }
+        Ok(handle) => handle.block_on(future),
+        Err(_) => RUNTIME.with(|runtime| runtime.block_on(future)),
+    }
+}
+
+#[async_trait::async_trait]
+impl Function for WasmFunction {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn call(
+        &self,
+        request: &RunFunctionRequest,
+        timeout: Option<Duration>,
+    ) -> Result<RunFunctionResponse, CallError> {
+        self.run(request, timeout).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HostConfig;
+    use wasm_encoder::{
+        InstanceSection, MemorySection, MemoryType, Module, ModuleArg, ModuleSection,
+    };
+
+    /// A component that instantiates one core module per entry of `pages`,
+    /// each defining a memory of that many 64 KiB pages.
+    fn component_with_memories(pages: &[u64]) -> Vec<u8> {
+        let modules = pages.iter().map(|&minimum| {
+            let mut memories = MemorySection::new();
+            memories.memory(memory(minimum));
+            let mut module = Module::new();
+            module.section(&memories);
+            module
+        });
+        component_instantiating(modules.collect())
+    }
+
+    /// A 32-bit memory of `minimum` 64 KiB pages.
+    fn memory(minimum: u64) -> MemoryType {
+        MemoryType {
+            minimum,
+            maximum: None,
+            memory64: false,
+            shared: false,
+            page_size_log2: None,
+        }
+    }
+
+    /// A component that embeds `modules` and instantiates each once.
+    fn component_instantiating(modules: Vec<Module>) -> Vec<u8> {
+        let mut component = wasm_encoder::Component::new();
+        for module in &modules {
+            component.section(&ModuleSection(module));
+        }
+        let mut instances = InstanceSection::new();
+        for i in 0..modules.len() {
+            instances.instantiate(i as u32, Vec::<(&str, ModuleArg)>::new());
+        }
+        component.section(&instances);
+        component.finish()
+    }
+
+    fn runtime(pooling: bool) -> WasmRuntime {
+        let config = HostConfig {
+            memory_limit: 64 << 20,
+            max_concurrent_calls: 4,
+            pooling,
+            ..HostConfig::default()
+        };
+        WasmRuntime::new(HostEngine::new(config).unwrap(), None).unwrap()
+    }
+
+    /// Instantiates `bytes` in a sandbox like a call's, and returns the
+    /// total size the limiter refused, if it refused one.
+    fn instantiate(runtime: &WasmRuntime, bytes: &[u8]) -> Option<usize> {
+        let component = Component::new(runtime.engine.engine(), bytes).unwrap();
+        let config = runtime.engine.config();
+        let sandbox = Sandbox::new("hog".into(), config.memory_limit, config.stderr_capture);
+        let mut store = Store::new(runtime.engine.engine(), sandbox);
+        store.limiter(|s| &mut s.limits);
+        let outcome = block_on(runtime.linker.instantiate_async(&mut store, &component));
+        let exceeded = store.data().limits.exceeded();
+        assert_eq!(outcome.is_err(), exceeded.is_some(), "{:?}", outcome.err());
+        exceeded
+    }
+
+    /// The attack round's low finding: a module with 2 tables passed
+    /// `push` and `inspect` but the pool refused it (wasmtime's default is
+    /// one table and one memory per module). Now a module may hold every
+    /// table and memory a call may have.
+    #[test]
+    fn a_module_with_several_tables_and_memories_instantiates_in_the_pool() {
+        use wasm_encoder::{RefType, TableSection, TableType};
+        let mut tables = TableSection::new();
+        for _ in 0..MAX_TABLES {
+            tables.table(TableType {
+                element_type: RefType::FUNCREF,
+                table64: false,
+                minimum: 1,
+                maximum: None,
+                shared: false,
+            });
+        }
+        let mut memories = MemorySection::new();
+        for _ in 0..MAX_MEMORIES {
+            memories.memory(memory(1));
+        }
+        let mut module = Module::new();
+        module.section(&tables);
+        module.section(&memories);
+        let bytes = component_instantiating(vec![module]);
+        let info = xfn_component::ComponentInfo::read(&bytes).unwrap();
+        assert_eq!((info.tables, info.memories), (16, 4));
+        assert_eq!(info.sandbox_problem(), None);
+        assert_eq!(instantiate(&runtime(true), &bytes), None);
+    }
+
+    #[test]
+    fn a_guest_yields_at_a_tick_only_once_it_has_run_a_while() {
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs(1);
+        let at = |after: Duration| at_tick(started, deadline, started + after);
+        assert!(matches!(at(Duration::ZERO), UpdateDeadline::Continue(1)));
+        assert!(matches!(
+            at(YIELD_AFTER - Duration::from_micros(1)),
+            UpdateDeadline::Continue(1)
+        ));
+        assert!(matches!(at(YIELD_AFTER), UpdateDeadline::Yield(1)));
+        assert!(matches!(
+            at(Duration::from_millis(999)),
+            UpdateDeadline::Yield(1)
+        ));
+        assert!(matches!(
+            at(Duration::from_secs(1)),
+            UpdateDeadline::Interrupt
+        ));
+        // A deadline shorter than YIELD_AFTER still stops the guest.
+        let short = started + YIELD_AFTER / 2;
+        assert!(matches!(
+            at_tick(started, short, short),
+            UpdateDeadline::Interrupt
+        ));
+    }
+
+    /// 48 MiB in pages.
+    const PAGES_48_MIB: u64 = 48 * 16;
+
+    #[test]
+    fn the_memory_limit_is_shared_by_all_of_a_calls_memories() {
+        for pooling in [true, false] {
+            let rt = runtime(pooling);
+            // One 48 MiB memory fits the 64 MiB limit; two do not, although
+            // each would on its own.
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[PAGES_48_MIB])),
+                None
+            );
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[PAGES_48_MIB, PAGES_48_MIB])),
+                Some(96 << 20),
+                "pooling: {pooling}"
+            );
+            // Small memories that add up to the limit are fine.
+            assert_eq!(
+                instantiate(&rt, &component_with_memories(&[256, 256, 256, 256])),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn a_component_with_too_many_memories_is_refused_when_loaded() {
+        let rt = runtime(true);
+        let Err(error) = rt.load("hog", &component_with_memories(&[1; 8])) else {
+            panic!("a component with 8 memories must be refused");
+        };
+        let message = error.to_string();
+        assert!(
+            message.contains("hog") && message.contains("creates 8 linear memories"),
+            "{message}"
+        );
+        // At the cap, the memory check passes (the component then lacks
+        // xfn's export, which is reported instead).
+        let Err(error) = rt.load("few", &component_with_memories(&[1; MAX_MEMORIES])) else {
+            panic!("a component without xfn's export must be refused");
+        };
+        assert!(!error.to_string().contains("linear memories"), "{error}");
+    }
+}
