@@ -104,6 +104,67 @@ fn too_many_workers_are_refused_when_parsed() {
     );
 }
 
+/// `KEY=VALUE` flags are parsed by the command line, before anything
+/// runs, with the flag named.
+#[test]
+fn malformed_pairs_are_refused_when_parsed() {
+    let render = ["render", "xr.yaml", "composition.yaml", "functions.yaml"];
+    for (flag, value, reason) in [
+        (
+            "--function-annotations",
+            "no-equals-sign",
+            "is not KEY=VALUE",
+        ),
+        ("--context-values", "=v", "is not KEY=VALUE"),
+        ("--context-files", "k=", "has no path"),
+    ] {
+        let mut args = render.to_vec();
+        args.extend([flag, value]);
+        refused(&args, flag, reason);
+    }
+    refused(
+        &["serve", "--insecure", "--function-port", "f=http"],
+        "--function-port",
+        "\"http\" is not a port",
+    );
+    refused(
+        &["serve", "--insecure", "--function", "f"],
+        "--function",
+        "is not NAME=PATH",
+    );
+    refused(
+        &["controller", "--pod-label", "nolabel"],
+        "--pod-label",
+        "is not KEY=VALUE",
+    );
+}
+
+/// Every command that pulls takes the same registry flags.
+#[test]
+fn every_command_that_pulls_takes_the_registry_flags() {
+    for command in [
+        &["render", "--help"][..],
+        &["operation", "render", "--help"],
+        &["serve", "--help"],
+        &["controller", "--help"],
+        &["pull", "--help"],
+    ] {
+        let out = xfn(command);
+        let help = String::from_utf8_lossy(&out.stdout);
+        for flag in [
+            "--cache-dir",
+            "--insecure-registry",
+            "--ca-cert",
+            "--pull-secret",
+            "--docker-config",
+            "--max-layer-size",
+            "--pull-timeout",
+        ] {
+            assert!(help.contains(flag), "{command:?} lacks {flag}:\n{help}");
+        }
+    }
+}
+
 /// The attack round's low finding: `--max-recv-message-size 0` was
 /// accepted, and the server then refused every call.
 #[test]

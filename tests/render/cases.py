@@ -259,8 +259,6 @@ case("flag-annotation-docker", standard({}), ["-a", "render.crossplane.io/runtim
      error='xfn: error: cannot render composite resource: cannot start function runtimes: cannot get runtime for Function "function-scripted": '
            'xfn runs functions without Docker: remove the "render.crossplane.io/runtime" annotation (or set it to "Wasm") to run the function as a wasm component, '
            'or set it to "Development" to call a function you run yourself over gRPC')
-case("flag-annotation-bad", standard({}), ["-a", "no-equals-sign"],
-     error='xfn: error: invalid function annotation "no-equals-sign": want KEY=VALUE')
 case("functions-directory", {"xr.yaml": [xr()], "composition.yaml": [composition([step({}, name="one"), step({}, name="two", function="function-other")])],
                              "fns/a.yaml": [function()], "fns/b.yml": [function(name="function-other")], "fns/ignored.txt": "not yaml\n"},
      ["-r"], [out_xr({"conditions": [cond("Ready", "True", "Available")]})])

@@ -123,19 +123,13 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 impl FunctionSpec {
-    /// Parses a `NAME=PATH.wasm` flag.
-    pub fn parse_flag(flag: &str) -> Result<FunctionSpec, LoadError> {
-        let origin = Path::new("--function");
-        let (name, path) = flag
-            .split_once('=')
-            .ok_or_else(|| invalid(origin, format!("{flag:?} is not NAME=PATH.wasm")))?;
-        check_name(name).map_err(|r| invalid(origin, r))?;
-        if path.is_empty() {
-            return Err(invalid(origin, format!("{flag:?} has no path")));
-        }
+    /// A function `name` served from the local component at `path`, or
+    /// why `name` can't be one.
+    pub fn local(name: &str, path: PathBuf) -> Result<FunctionSpec, String> {
+        check_name(name)?;
         Ok(FunctionSpec {
             name: name.to_owned(),
-            source: Source::Wasm(PathBuf::from(path)),
+            source: Source::Wasm(path),
             port: None,
             pull_policy: PullPolicy::IfNotPresent,
         })
@@ -478,12 +472,14 @@ spec:
     }
 
     #[test]
-    fn parses_function_flags() {
-        let spec = FunctionSpec::parse_flag("fn-1=/tmp/x=y.wasm").expect("parses");
-        assert_eq!(spec.name, "fn-1");
+    fn a_local_function_needs_a_dns_label_for_a_name() {
+        let spec = FunctionSpec::local("fn-1", PathBuf::from("/tmp/x=y.wasm")).expect("valid");
         assert_eq!(spec.source, Source::Wasm(PathBuf::from("/tmp/x=y.wasm")));
-        for bad in ["nopath", "=x.wasm", "f=", "Bad=x.wasm"] {
-            assert!(FunctionSpec::parse_flag(bad).is_err(), "{bad}");
+        for bad in ["", "Bad", "-f", "a.b"] {
+            assert!(
+                FunctionSpec::local(bad, PathBuf::from("x.wasm")).is_err(),
+                "{bad:?}"
+            );
         }
     }
 

@@ -22,10 +22,10 @@ pub struct InputFiles {
     pub composition: PathBuf,
     /// A file or directory of Functions.
     pub functions: PathBuf,
-    /// `--context-files`, each `KEY=PATH`.
-    pub context_files: Vec<String>,
-    /// `--context-values`, each `KEY=VALUE` (they win over files).
-    pub context_values: Vec<String>,
+    /// `--context-files`: context keys and the files of their values.
+    pub context_files: Vec<(String, PathBuf)>,
+    /// `--context-values`: context keys and their values (they win over files).
+    pub context_values: Vec<(String, String)>,
     /// `-o`: observed composed resources.
     pub observed_resources: Option<PathBuf>,
     /// `--extra-resources`, each a file or directory.
@@ -36,8 +36,8 @@ pub struct InputFiles {
     pub required_schemas: Option<PathBuf>,
     /// `--function-credentials`: Secrets.
     pub function_credentials: Option<PathBuf>,
-    /// `-a`: annotations set on every Function, each `KEY=VALUE`.
-    pub function_annotations: Vec<String>,
+    /// `-a`: annotations set on every Function.
+    pub function_annotations: Vec<(String, String)>,
     /// `--xrd`: the XR's definition.
     pub xrd: Option<PathBuf>,
     /// The whole render's deadline.
@@ -79,9 +79,10 @@ pub enum InputError {
         #[source]
         source: load::LoadError,
     },
-    /// A flag value is malformed.
+    /// An input's value can't be used (a context value that isn't YAML, a
+    /// directory of schemas without any); the text says which and why.
     #[error("{0}")]
-    Flag(String),
+    Unusable(String),
     /// A file of the required schemas could not be used.
     #[error("cannot {what} {path}")]
     Schema {
@@ -150,7 +151,7 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
     {
         functions.push(convert::implied_function());
     }
-    apply_annotations(&mut functions, &files.function_annotations)?;
+    apply_annotations(&mut functions, &files.function_annotations);
 
     let mut composite = composite;
     let xrd = match &files.xrd {
@@ -227,50 +228,35 @@ pub(super) fn stream(path: Option<&Path>, what: &'static str) -> Result<Vec<Valu
 /// The initial context: `--context-files` first, then `--context-values`,
 /// which win for the same key.
 pub(super) fn context(
-    files: &[String],
-    values: &[String],
+    files: &[(String, PathBuf)],
+    values: &[(String, String)],
 ) -> Result<serde_json::Map<String, Value>, InputError> {
     let mut context = serde_json::Map::new();
-    for pair in files {
-        let (key, file) = split_pair(pair, "--context-files")?;
-        let text = load::read_text(Path::new(file)).map_err(|source| InputError::ContextFile {
+    for (key, file) in files {
+        let text = load::read_text(file).map_err(|source| InputError::ContextFile {
             key: key.to_owned(),
             source,
         })?;
-        load::warn_duplicate_keys(file, &text);
+        load::warn_duplicate_keys(&file.to_string_lossy(), &text);
         context.insert(key.to_owned(), context_value(key, &text)?);
     }
-    for pair in values {
-        let (key, value) = split_pair(pair, "--context-values")?;
+    for (key, value) in values {
         context.insert(key.to_owned(), context_value(key, value)?);
     }
     Ok(context)
 }
 
-fn split_pair<'a>(pair: &'a str, flag: &str) -> Result<(&'a str, &'a str), InputError> {
-    pair.split_once('=')
-        .ok_or_else(|| InputError::Flag(format!("invalid {flag} value {pair:?}: want KEY=VALUE")))
-}
-
 fn context_value(key: &str, text: &str) -> Result<Value, InputError> {
     load::parse_value(text).map_err(|e| {
-        InputError::Flag(format!(
+        InputError::Unusable(format!(
             "cannot render composite resource: cannot unmarshal YAML/JSON for context key {key:?}: {e}"
         ))
     })
 }
 
 /// `-a`: sets each `KEY=VALUE` annotation on every Function.
-pub fn apply_annotations(
-    functions: &mut [Value],
-    annotations: &[String],
-) -> Result<(), InputError> {
-    for pair in annotations {
-        let Some((key, value)) = pair.split_once('=') else {
-            return Err(InputError::Flag(format!(
-                "invalid function annotation {pair:?}: want KEY=VALUE"
-            )));
-        };
+pub fn apply_annotations(functions: &mut [Value], annotations: &[(String, String)]) {
+    for (key, value) in annotations {
         for function in functions.iter_mut() {
             let metadata = function.as_object_mut().map(|o| {
                 o.entry("metadata")
@@ -286,7 +272,6 @@ pub fn apply_annotations(
             }
         }
     }
-    Ok(())
 }
 
 /// Every `*.json` file under `dir`, recursively, each an OpenAPI v3 document.
@@ -294,7 +279,7 @@ pub(super) fn load_schemas(dir: &Path) -> Result<Vec<Value>, InputError> {
     let mut files = Vec::new();
     collect_json(dir, &mut files).map_err(|e| load_error("required schemas", dir, e))?;
     if files.is_empty() {
-        return Err(InputError::Flag(format!(
+        return Err(InputError::Unusable(format!(
             "cannot load required schemas from {:?}: no JSON files found",
             dir.display().to_string()
         )));

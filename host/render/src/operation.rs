@@ -74,18 +74,18 @@ pub struct OperationFiles {
     pub operation: PathBuf,
     /// A file or directory of Functions.
     pub functions: PathBuf,
-    /// `--context-files`, each `KEY=PATH`.
-    pub context_files: Vec<String>,
-    /// `--context-values`, each `KEY=VALUE` (they win over files).
-    pub context_values: Vec<String>,
+    /// `--context-files`: context keys and the files of their values.
+    pub context_files: Vec<(String, PathBuf)>,
+    /// `--context-values`: context keys and their values (they win over files).
+    pub context_values: Vec<(String, String)>,
     /// `-e`, each a file or directory.
     pub required_resources: Vec<PathBuf>,
     /// `--required-schemas`: a directory of OpenAPI documents.
     pub required_schemas: Option<PathBuf>,
     /// `--function-credentials`: Secrets.
     pub function_credentials: Option<PathBuf>,
-    /// `-a`: annotations set on every Function, each `KEY=VALUE`.
-    pub function_annotations: Vec<String>,
+    /// `-a`: annotations set on every Function.
+    pub function_annotations: Vec<(String, String)>,
     /// `-w`: the object a WatchOperation saw change.
     pub watched_resource: Option<PathBuf>,
     /// `-c`: print the context.
@@ -108,7 +108,7 @@ pub fn load(files: &OperationFiles) -> Result<OperationInputs, InputError> {
     if let Some(path) = &files.watched_resource {
         let watched = inputs::stream(Some(path), "watched resource")?;
         let [watched] = <[Value; 1]>::try_from(watched).map_err(|all| {
-            InputError::Flag(format!(
+            InputError::Unusable(format!(
                 "--watched-resource must contain exactly one resource, got {}",
                 all.len()
             ))
@@ -117,7 +117,7 @@ pub fn load(files: &OperationFiles) -> Result<OperationInputs, InputError> {
         required_resources.push(watched);
     }
     let mut functions = inputs::functions(&files.functions)?;
-    inputs::apply_annotations(&mut functions, &files.function_annotations)?;
+    inputs::apply_annotations(&mut functions, &files.function_annotations);
     Ok(OperationInputs {
         operation,
         functions,

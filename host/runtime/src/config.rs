@@ -143,15 +143,25 @@ pub const DEFAULT_RESIDENT_BUDGET_MIB: usize = 512;
 /// alternating pairs (1.53× the Go peer's in both).
 pub const DEFAULT_DECOMMIT_BATCH: u32 = 8;
 
+/// The default [`HostConfig::call_timeout`]: 30 s, Crossplane's own
+/// default for a function call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default [`HostConfig::memory_limit`], in MiB.
+pub const DEFAULT_MEMORY_LIMIT_MIB: usize = 256;
+
+/// The default [`HostConfig::max_concurrent_calls`].
+pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 128;
+
 impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
-            call_timeout: Duration::from_secs(30),
-            memory_limit: 256 << 20,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            memory_limit: DEFAULT_MEMORY_LIMIT_MIB << 20,
             epoch_tick: Duration::from_millis(1),
             stderr_capture: 64 << 10,
             pooling: true,
-            max_concurrent_calls: 128,
+            max_concurrent_calls: DEFAULT_MAX_CONCURRENT_CALLS,
             max_calls_per_function: None,
             keep_resident: DEFAULT_KEEP_RESIDENT_KIB << 10,
             resident_budget: DEFAULT_RESIDENT_BUDGET_MIB << 20,

@@ -40,7 +40,9 @@ mod wasm;
 
 pub use compile_cache::CompileCache;
 pub use config::{
-    DEFAULT_DECOMMIT_BATCH, DEFAULT_KEEP_RESIDENT_KIB, DEFAULT_RESIDENT_BUDGET_MIB, HostConfig,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_DECOMMIT_BATCH, DEFAULT_KEEP_RESIDENT_KIB,
+    DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MEMORY_LIMIT_MIB, DEFAULT_RESIDENT_BUDGET_MIB,
+    HostConfig,
 };
 pub use engine::HostEngine;
 pub use error::{CallError, Error};

@@ -37,9 +37,10 @@ pub struct ControllerArgs {
     #[arg(
         long = "pod-label",
         value_name = "KEY=VALUE",
-        default_value = "app.kubernetes.io/name=xfn"
+        default_value = "app.kubernetes.io/name=xfn",
+        value_parser = super::flags::parse_key_value
     )]
-    pub pod_labels: Vec<String>,
+    pub pod_labels: Vec<(String, String)>,
     /// Where to serve gRPC (Crossplane dials port 9443).
     #[arg(long, default_value = ":9443", value_name = "HOST:PORT")]
     pub address: String,
@@ -53,10 +54,9 @@ pub struct ControllerArgs {
     #[arg(long, default_value = "15s", value_parser = parse_lease_duration)]
     pub lease_duration: Duration,
     #[command(flatten)]
-    pub limits: super::ServerLimits,
-    /// A registry (host or host:port) to reach over plain HTTP (repeatable).
-    #[arg(long = "insecure-registry", value_name = "HOST")]
-    pub insecure_registries: Vec<String>,
+    pub limits: super::flags::ServerLimits,
+    #[command(flatten)]
+    pub registry: super::flags::RegistryArgs,
 }
 
 /// The shortest Lease duration: its renewal comes a third of it (at least
@@ -84,21 +84,6 @@ fn parse_lease_duration(text: &str) -> Result<Duration, String> {
         ));
     }
     Ok(duration)
-}
-
-fn parse_labels(flags: &[String]) -> Result<BTreeMap<String, String>> {
-    let mut labels = BTreeMap::new();
-    for flag in flags {
-        let (key, value) = flag
-            .split_once('=')
-            .filter(|(k, _)| !k.is_empty())
-            .with_context(|| format!("--pod-label {flag:?} is not KEY=VALUE"))?;
-        labels.insert(key.to_owned(), value.to_owned());
-    }
-    if labels.is_empty() {
-        bail!("--pod-label: at least one label must select xfn's pods");
-    }
-    Ok(labels)
 }
 
 async fn kube_client(api: Option<&str>) -> Result<kube::Client> {
@@ -153,18 +138,14 @@ pub async fn run(args: ControllerArgs) -> Result<()> {
     let mut signals = Signals::new()?;
     let address = super::parse_address("--address", &args.address)?;
     let probe_address = super::parse_address("--probe-address", &args.probe_address)?;
-    let pod_labels = parse_labels(&args.pod_labels)?;
+    let pod_labels: BTreeMap<String, String> = args.pod_labels.iter().cloned().collect();
     if args.identity.is_empty() {
         bail!("--identity (or POD_NAME) must name this replica");
     }
     let client = kube_client(args.kube_api.as_deref()).await?;
 
-    let mut registry = xfn_oci::RegistryOptions::default();
-    if let Some(dir) = &args.limits.cache_dir {
-        registry.cache_dir = dir.clone();
-    }
-    registry.insecure_registries = args.insecure_registries.clone();
-    let runtime = args.limits.runtime()?;
+    let registry = args.registry.options();
+    let runtime = args.limits.wasm_runtime(&args.registry)?;
 
     let tls = Arc::new(DynamicTls::new());
     let server = Server::bind(

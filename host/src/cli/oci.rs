@@ -11,54 +11,7 @@ use anyhow::{Context as _, Result};
 use serde_json::json;
 use xfn_component::localfile::{self, Limit};
 use xfn_component::{ComponentInfo, Item, ItemKind, is_allowed_import};
-use xfn_oci::{Digest, PullPolicy, PushMetadata, RegistryOptions};
-
-/// How to reach registries, shared by the OCI subcommands.
-#[derive(Debug, Clone, clap::Args)]
-pub struct RegistryArgs {
-    /// The cache root (blobs/, refs/ and the compile cache's compiled/).
-    /// Default: $XFN_CACHE_DIR, else the user's cache directory + /xfn.
-    #[arg(long, env = "XFN_CACHE_DIR", value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
-    /// A registry (HOST or HOST:PORT) to reach over plain HTTP. Repeatable.
-    /// Loopback registries fall back to plain HTTP without it.
-    #[arg(long = "insecure-registry", value_name = "HOST[:PORT]")]
-    pub insecure_registries: Vec<String>,
-    /// A PEM file of CA certificates to trust for registries. Repeatable.
-    #[arg(long = "ca-cert", value_name = "PEM")]
-    pub ca_certs: Vec<PathBuf>,
-    /// A Kubernetes Secret YAML of type kubernetes.io/dockerconfigjson with
-    /// registry credentials. Repeatable; tried before the Docker config.
-    #[arg(long = "pull-secret", value_name = "FILE")]
-    pub pull_secrets: Vec<PathBuf>,
-    /// The Docker config.json (or its directory).
-    /// Default: $DOCKER_CONFIG/config.json, else ~/.docker/config.json.
-    #[arg(long, value_name = "PATH")]
-    pub docker_config: Option<PathBuf>,
-    /// The largest layer to download (bytes, or with a Ki, Mi or Gi suffix).
-    #[arg(long, value_name = "SIZE", default_value = "64Mi", value_parser = xfn_oci::parse_size)]
-    pub max_layer_size: u64,
-    /// The longest one pull from a registry may take, all its requests together (e.g. 90s, 5m).
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
-    pub pull_timeout: std::time::Duration,
-}
-
-impl RegistryArgs {
-    /// The library options these flags describe.
-    pub fn options(&self) -> RegistryOptions {
-        let mut options = RegistryOptions::default();
-        if let Some(dir) = &self.cache_dir {
-            options.cache_dir = dir.clone();
-        }
-        options.insecure_registries = self.insecure_registries.clone();
-        options.ca_certs = self.ca_certs.clone();
-        options.pull_secrets = self.pull_secrets.clone();
-        options.docker_config = self.docker_config.clone();
-        options.max_layer_size = self.max_layer_size;
-        options.pull_timeout = self.pull_timeout;
-        options
-    }
-}
+use xfn_oci::{Digest, PullPolicy, PushMetadata};
 
 /// Publish a wasm component as a CNCF wasm artifact (`xfn push FILE.wasm REF`),
 /// or as a Crossplane package (`xfn push --package crossplane.yaml FILE.wasm REF`).
@@ -85,10 +38,10 @@ pub struct PushArgs {
     #[arg(long, conflicts_with = "package")]
     pub description: Option<String>,
     /// An extra manifest annotation. Repeatable.
-    #[arg(long = "annotation", value_name = "KEY=VALUE", value_parser = parse_annotation)]
+    #[arg(long = "annotation", value_name = "KEY=VALUE", value_parser = super::flags::parse_key_value)]
     pub annotations: Vec<(String, String)>,
     #[command(flatten)]
-    pub registry: RegistryArgs,
+    pub registry: super::flags::RegistryArgs,
 }
 
 /// Fetch a function package into the cache and print its digest (`xfn pull REF`).
@@ -100,7 +53,7 @@ pub struct PullArgs {
     #[arg(long, default_value = "Always")]
     pub pull_policy: PullPolicy,
     #[command(flatten)]
-    pub registry: RegistryArgs,
+    pub registry: super::flags::RegistryArgs,
 }
 
 /// Show what a component imports and exports (`xfn inspect REF|FILE`).
@@ -115,7 +68,7 @@ pub struct InspectArgs {
     #[arg(long, default_value = "IfNotPresent")]
     pub pull_policy: PullPolicy,
     #[command(flatten)]
-    pub registry: RegistryArgs,
+    pub registry: super::flags::RegistryArgs,
 }
 
 /// Runs `xfn push`: prints the pushed manifest's digest.
@@ -347,13 +300,4 @@ impl Report {
 /// interface when the allowlist admits it.
 fn provided(import: &Item) -> bool {
     import.kind == ItemKind::Type || is_allowed_import(&import.name)
-}
-
-fn parse_annotation(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_owned(), value.to_owned()))
-        }
-        _ => Err(format!("`{text}` is not KEY=VALUE")),
-    }
 }

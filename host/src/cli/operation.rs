@@ -26,17 +26,17 @@ pub struct OperationRenderArgs {
     pub functions: PathBuf,
 
     /// Context key-value pairs to pass to the function pipeline. Values must be files containing JSON or YAML.
-    #[arg(long = "context-files", value_name = "KEY=PATH")]
-    pub context_files: Vec<String>,
+    #[arg(long = "context-files", value_name = "KEY=PATH", value_parser = super::flags::parse_key_path)]
+    pub context_files: Vec<(String, PathBuf)>,
     /// Context key-value pairs to pass to the function pipeline. Values must be JSON or YAML. Keys take precedence over --context-files.
-    #[arg(long = "context-values", value_name = "KEY=VALUE")]
-    pub context_values: Vec<String>,
+    #[arg(long = "context-values", value_name = "KEY=VALUE", value_parser = super::flags::parse_key_value)]
+    pub context_values: Vec<(String, String)>,
     /// A YAML file or directory of YAML files specifying credentials to use for functions.
     #[arg(long, value_name = "PATH")]
     pub function_credentials: Option<PathBuf>,
     /// Override an annotation on every Function (KEY=VALUE; repeatable).
-    #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE")]
-    pub function_annotations: Vec<String>,
+    #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE", value_parser = super::flags::parse_key_value)]
+    pub function_annotations: Vec<(String, String)>,
     /// Include the context in the rendered output as a resource of kind: Context.
     #[arg(short = 'c', long)]
     pub include_context: bool,

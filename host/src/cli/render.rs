@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use xfn_render::{self as render, InputFiles, PrintOptions};
-use xfn_runtime::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+use xfn_runtime::{HostConfig, WasmRuntime};
 
 /// Render an XR with a Composition's function pipeline, offline and without Docker.
 #[derive(Debug, clap::Args)]
@@ -26,11 +26,11 @@ pub struct RenderArgs {
     pub functions: PathBuf,
 
     /// Context key-value pairs to pass to the Function pipeline. Values must be files containing JSON or YAML.
-    #[arg(long = "context-files", value_name = "KEY=PATH")]
-    pub context_files: Vec<String>,
+    #[arg(long = "context-files", value_name = "KEY=PATH", value_parser = super::flags::parse_key_path)]
+    pub context_files: Vec<(String, PathBuf)>,
     /// Context key-value pairs to pass to the Function pipeline. Values must be JSON or YAML. Keys take precedence over --context-files.
-    #[arg(long = "context-values", value_name = "KEY=VALUE")]
-    pub context_values: Vec<String>,
+    #[arg(long = "context-values", value_name = "KEY=VALUE", value_parser = super::flags::parse_key_value)]
+    pub context_values: Vec<(String, String)>,
     /// Include informational and warning messages from Functions in the rendered output as resources of kind: Result.
     #[arg(short = 'r', long)]
     pub include_function_results: bool,
@@ -56,8 +56,8 @@ pub struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     pub function_credentials: Option<PathBuf>,
     /// Override an annotation on every Function (KEY=VALUE; repeatable).
-    #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE")]
-    pub function_annotations: Vec<String>,
+    #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE", value_parser = super::flags::parse_key_value)]
+    pub function_annotations: Vec<(String, String)>,
     /// A YAML file specifying the CompositeResourceDefinition (XRD) that defines the XR's schema and properties.
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
@@ -71,7 +71,7 @@ pub struct RenderArgs {
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
     /// How long to run before timing out (10ms to 1day); each function call gets as long.
-    #[arg(long, default_value = "1m", value_parser = super::parse_timeout)]
+    #[arg(long, default_value = super::flags::RENDER_TIMEOUT, value_parser = super::flags::parse_timeout)]
     pub timeout: Duration,
     /// Which crossplane output to match: classic (CLI v2.2 and before) or engine (CLI v2.3 and later, core engine at 2d040d2).
     #[arg(
@@ -90,11 +90,9 @@ pub struct RunArgs {
     pub project: ProjectArgs,
     /// Registries and the cache.
     #[command(flatten)]
-    pub registry: super::oci::RegistryArgs,
-    /// Most memory one function call may use, in MiB (at least 1).
-    #[arg(long, default_value_t = 256, value_name = "MIB",
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub memory_limit: usize,
+    pub registry: super::flags::RegistryArgs,
+    #[command(flatten)]
+    pub memory: super::flags::MemoryLimit,
 }
 
 impl RunArgs {
@@ -114,11 +112,7 @@ impl RunArgs {
         for note in self.engine.notes() {
             eprintln!("xfn: {note}");
         }
-        let wasm = wasm_runtime(
-            self.registry.cache_dir.clone(),
-            self.memory_limit,
-            self.timeout,
-        )?;
+        let wasm = render_runtime(self.registry.cache_dir.clone(), &self.memory, self.timeout)?;
         let catalog = xfn_catalog::Catalog::new(self.registry.options(), crate::builtins())
             .with_notes(|note| eprintln!("xfn: {note}"));
         Ok((wasm, catalog))
@@ -272,22 +266,19 @@ pub async fn run(args: RenderArgs) -> Result<()> {
     print(&yaml)
 }
 
-/// Builds the wasm runtime render uses, with the on-disk compile cache:
-/// calls may run for `timeout` (`--timeout` bounds each call, not only the
-/// host's default).
-pub fn wasm_runtime(
+/// The wasm runtime of a render: each call limited to `memory` and
+/// `timeout`, compiled functions cached under `cache_dir`.
+pub fn render_runtime(
     cache_dir: Option<PathBuf>,
-    memory_limit_mib: usize,
+    memory: &super::flags::MemoryLimit,
     timeout: Duration,
 ) -> Result<WasmRuntime> {
-    let config = HostConfig {
-        call_timeout: timeout,
-        memory_limit: memory_limit_mib.saturating_mul(1 << 20),
-        ..HostConfig::default()
-    };
-    let engine = HostEngine::new(config)?;
-    let cache = cache_dir
-        .or_else(CompileCache::default_dir)
-        .map(CompileCache::new);
-    Ok(WasmRuntime::new(engine, cache)?)
+    super::flags::wasm_runtime(
+        HostConfig {
+            call_timeout: timeout,
+            memory_limit: memory.bytes(),
+            ..HostConfig::default()
+        },
+        cache_dir,
+    )
 }

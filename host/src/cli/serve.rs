@@ -39,16 +39,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub functions: Option<PathBuf>,
     /// A function to serve from a local component (repeatable).
-    #[arg(long = "function", value_name = "NAME=PATH.wasm")]
-    pub function: Vec<String>,
+    #[arg(long = "function", value_name = "NAME=PATH.wasm", value_parser = parse_function)]
+    pub function: Vec<FunctionSpec>,
     /// Also serve function NAME alone on PORT, for clients that can't set the authority (repeatable).
-    #[arg(long = "function-port", value_name = "NAME=PORT")]
-    pub function_port: Vec<String>,
+    #[arg(long = "function-port", value_name = "NAME=PORT", value_parser = super::flags::parse_name_port)]
+    pub function_port: Vec<(String, u16)>,
     /// Only route authorities in this namespace (<function>.<namespace>); any namespace if unset.
     #[arg(long, value_name = "NAMESPACE")]
     pub namespace: Option<String>,
     #[command(flatten)]
-    pub limits: super::ServerLimits,
+    pub limits: super::flags::ServerLimits,
+    #[command(flatten)]
+    pub registry: super::flags::RegistryArgs,
     /// Threads that run calls (wasm), 1 to 1024; default: one per CPU.
     /// Connections are served by threads of their own, so a guest that
     /// computes never delays another call's network exchange; as many
@@ -95,13 +97,12 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         ),
     };
 
-    let mut registry = xfn_oci::RegistryOptions::default();
-    if let Some(dir) = &args.limits.cache_dir {
-        registry.cache_dir = dir.clone();
-    }
-    let catalog = xfn_catalog::Catalog::new(registry, crate::builtins());
+    let catalog = xfn_catalog::Catalog::new(args.registry.options(), crate::builtins());
     let packages = OciPackages::new(catalog, tokio::runtime::Handle::current());
-    let loader = Arc::new(Loader::new(args.limits.runtime()?, packages));
+    let loader = Arc::new(Loader::new(
+        args.limits.wasm_runtime(&args.registry)?,
+        packages,
+    ));
     let table = load(&loader, specs.clone()).await?;
     let function_ports = specs
         .iter()
@@ -162,31 +163,31 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Parses `--function NAME=PATH.wasm`.
+fn parse_function(text: &str) -> Result<FunctionSpec, String> {
+    let (name, path) = super::flags::parse_key_path(text)
+        .map_err(|_| format!("{text:?} is not NAME=PATH.wasm"))?;
+    FunctionSpec::local(&name, path)
+}
+
 /// The functions the flags and the functions file name, with their ports.
 fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
     let mut specs = match &args.functions {
         Some(path) => read_functions_file(path)?,
         None => Vec::new(),
     };
-    for flag in &args.function {
-        specs.push(FunctionSpec::parse_flag(flag)?);
-    }
+    specs.extend(args.function.iter().cloned());
     let mut ported = std::collections::HashSet::new();
-    for flag in &args.function_port {
-        let (name, port) = flag
-            .split_once('=')
-            .with_context(|| format!("--function-port {flag:?} is not NAME=PORT"))?;
-        let port: u16 = port
-            .parse()
-            .with_context(|| format!("--function-port {flag:?}: {port:?} is not a port"))?;
+    for (name, port) in &args.function_port {
+        let flag = format!("{name}={port}");
         let spec = specs
             .iter_mut()
-            .find(|s| s.name == name)
+            .find(|s| s.name == *name)
             .with_context(|| format!("--function-port {flag:?}: no function {name:?}"))?;
         if !ported.insert(name) {
             bail!("--function-port {flag:?}: function {name:?} already has a --function-port");
         }
-        spec.port = Some(port);
+        spec.port = Some(*port);
     }
     Ok(specs)
 }

@@ -85,7 +85,7 @@ fn modules_problems(functions: &[Value]) -> Result<Vec<String>> {
     if modules.is_empty() {
         return Ok(Vec::new());
     }
-    let wasm = super::render::wasm_runtime(None, 256, std::time::Duration::from_secs(60))?;
+    let wasm = super::flags::wasm_runtime(xfn_runtime::HostConfig::default(), None)?;
     Ok(modules
         .into_iter()
         .filter_map(|(function, module)| {

@@ -20,6 +20,12 @@ use tempfile::TempDir;
 #[path = "../../../host/src/cli/oci.rs"]
 pub mod cli;
 
+/// The CLI's flag groups, which `cli` uses (its unit tests, compiled
+/// into the benchmark too, are not this crate's to run).
+#[allow(unused_imports)]
+#[path = "../../../host/src/cli/flags.rs"]
+pub mod flags;
+
 pub mod hostile;
 
 /// How long a test registry may live before `timeout` stops it.
