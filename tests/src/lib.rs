@@ -70,6 +70,23 @@ impl xfn_catalog::functions_file::PackageResolver for BuiltinPackages {
     }
 }
 
+/// Waits up to `limit` for `check` to hold, polling it every 50 ms, and
+/// panics naming `what` if it never does.
+pub async fn eventually(
+    what: &str,
+    limit: std::time::Duration,
+    mut check: impl AsyncFnMut() -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// The bytes of a built component, e.g. `xfn_test_scripted`.
 ///
 /// Panics with a hint when the component isn't built: these tests need

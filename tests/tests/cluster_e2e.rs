@@ -59,15 +59,12 @@ fn get(
     fake.get(gv, plural, namespace, name)
 }
 
+/// How long the controller gets to converge.
+const CONVERGE: Duration = Duration::from_secs(30);
+
+/// Waits for `check` to hold, up to [`CONVERGE`].
 async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    xfn_tests::eventually(what, CONVERGE, async || check()).await;
 }
 
 /// Renders the docs example with its function reached as a Development

@@ -114,16 +114,8 @@ impl Drop for Replica {
     }
 }
 
-async fn eventually(what: &str, mut check: impl AsyncFnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+/// How long the replicas get to converge.
+const CONVERGE: Duration = Duration::from_secs(60);
 
 fn endpoint(fake: &FakeApiServer, revision: &str) -> Option<Value> {
     let revision = fake.get("pkg.crossplane.io/v1", "functionrevisions", None, revision)?;
@@ -172,18 +164,21 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
         Replica::start("xfn-b", &api, work.path()),
     ];
     for replica in &replicas {
-        eventually(&format!("{} to be ready", replica.identity), async || {
-            replica.ready().await
-        })
+        xfn_tests::eventually(
+            &format!("{} to be ready", replica.identity),
+            CONVERGE,
+            async || replica.ready().await,
+        )
         .await;
     }
-    eventually("the endpoint", async || {
+    xfn_tests::eventually("the endpoint", CONVERGE, async || {
         endpoint(&fake, "function-hello-1").is_some()
     })
     .await;
     for replica in &replicas {
-        eventually(
+        xfn_tests::eventually(
             &format!("{} to serve function-hello", replica.identity),
+            CONVERGE,
             async || replica.call("function-hello", &client_tls).await.is_ok(),
         )
         .await;
@@ -209,12 +204,13 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
     );
     dead.kill();
     function_and_revision(&fake, "function-bye", &image);
-    eventually(
+    xfn_tests::eventually(
         "the new leader to write function-bye's endpoint",
+        CONVERGE,
         async || endpoint(&fake, "function-bye-1").is_some(),
     )
     .await;
-    eventually("the survivor to serve function-bye", async || {
+    xfn_tests::eventually("the survivor to serve function-bye", CONVERGE, async || {
         alive.call("function-bye", &client_tls).await.is_ok()
     })
     .await;

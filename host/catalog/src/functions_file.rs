@@ -372,7 +372,7 @@ impl Loader {
 }
 
 /// The modification time and size of files, to notice when they change.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Fingerprint(Vec<(PathBuf, Option<(SystemTime, u64)>)>);
 
 impl Fingerprint {
@@ -391,6 +391,102 @@ impl Fingerprint {
         });
         Fingerprint(files.collect())
     }
+}
+
+/// The functions a server serves: those of a functions file and those
+/// given one by one, with ports given by name; read again on every
+/// [`load`](ServedFiles::load), so that a server reloads what changed.
+pub struct ServedFiles {
+    /// A file of Function objects.
+    pub functions_file: Option<PathBuf>,
+    /// Functions given one by one.
+    pub functions: Vec<FunctionSpec>,
+    /// Dedicated ports, by function name; each wins over the function's
+    /// own port annotation.
+    pub ports: Vec<(String, u16)>,
+    /// Loads them.
+    pub loader: Loader,
+}
+
+impl ServedFiles {
+    /// The functions now, with their ports.
+    pub fn specs(&self) -> Result<Vec<FunctionSpec>, LoadError> {
+        served_specs(self.functions_file.as_deref(), &self.functions, &self.ports)
+    }
+
+    /// Reads and loads the functions (blocking: compiling is CPU-bound).
+    pub fn load(&self) -> Result<Vec<(FunctionSpec, Arc<dyn xfn_runtime::Function>)>, LoadError> {
+        let specs = self.specs()?;
+        let mut loaded = self.loader.load(&specs)?;
+        Ok(specs
+            .into_iter()
+            .filter_map(|spec| {
+                let function: Arc<dyn xfn_runtime::Function> = loaded.remove(&spec.name)?;
+                Some((spec, function))
+            })
+            .collect())
+    }
+
+    /// A hash of the functions file's and the local components' sizes and
+    /// times: it changes when one of them does.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash as _, Hasher as _};
+        let specs = self.specs().unwrap_or_default();
+        let fingerprint = Fingerprint::of(self.functions_file.as_deref(), &specs);
+        let mut hasher = std::hash::DefaultHasher::new();
+        fingerprint.hash(&mut hasher);
+        hasher.finish()
+    }
+}
+
+#[cfg(feature = "serve")]
+impl xfn_grpc::serve::FunctionSet for ServedFiles {
+    fn load(&self) -> Result<Vec<xfn_grpc::serve::ServedFunction>, String> {
+        let loaded = ServedFiles::load(self).map_err(|e| xfn_runtime::text::error_chain(&e))?;
+        Ok(loaded
+            .into_iter()
+            .map(|(spec, function)| xfn_grpc::serve::ServedFunction {
+                name: spec.name,
+                function,
+                port: spec.port,
+            })
+            .collect())
+    }
+
+    fn fingerprint(&self) -> u64 {
+        ServedFiles::fingerprint(self)
+    }
+}
+
+/// The functions of `functions_file` and `functions`, with `ports` (by
+/// name) set: each names a function, at most once.
+pub fn served_specs(
+    functions_file: Option<&Path>,
+    functions: &[FunctionSpec],
+    ports: &[(String, u16)],
+) -> Result<Vec<FunctionSpec>, LoadError> {
+    let mut specs = match functions_file {
+        Some(path) => read_functions_file(path)?,
+        None => Vec::new(),
+    };
+    specs.extend(functions.iter().cloned());
+    let origin = Path::new("--function-port");
+    let mut ported = HashSet::new();
+    for (name, port) in ports {
+        let flag = format!("{name}={port}");
+        let spec = specs
+            .iter_mut()
+            .find(|s| s.name == *name)
+            .ok_or_else(|| invalid(origin, format!("{flag:?}: no function {name:?}")))?;
+        if !ported.insert(name) {
+            return Err(invalid(
+                origin,
+                format!("{flag:?}: function {name:?} already has a --function-port"),
+            ));
+        }
+        spec.port = Some(*port);
+    }
+    Ok(specs)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod crd;
 pub mod lease;
 pub mod objects;
 pub mod packages;
+pub mod plan;
 pub mod reconcile;
 pub mod serving;
 

@@ -13,7 +13,7 @@
 //! time, each within a deadline, while certificates keep following their
 //! Secrets.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +27,7 @@ use tokio::sync::watch;
 
 use super::crd::FunctionRevision;
 use super::objects::MANAGED_BY;
+use super::plan::{self, Cluster, TlsServed, Wanted, secret_data};
 use super::reconcile::ROOT_CA_SECRET;
 use xfn_grpc::sni::DynamicTls;
 use xfn_grpc::{FunctionTable, ServerHandle};
@@ -74,14 +75,6 @@ struct Loaded {
     image: String,
     revision: String,
     function: Arc<WasmFunction>,
-}
-
-/// What to serve under one name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Wanted {
-    image: String,
-    revision: String,
-    pull_secrets: Vec<String>,
 }
 
 impl Replica {
@@ -147,7 +140,7 @@ impl Replica {
             secrets: &secrets,
             root_ca: &root_ca,
         };
-        let mut tls = TlsState::default();
+        let mut tls = TlsServed::default();
         let mut functions = FunctionState {
             recorder: Recorder::new(
                 self.client.clone(),
@@ -195,15 +188,12 @@ impl Replica {
         }
     }
 
-    /// Sets the client CA and the certificate of every function.
-    fn sync_tls(&self, view: &View<'_>, state: &mut TlsState) {
-        let ca = view
-            .root_ca
-            .state()
-            .into_iter()
-            .find(|s| s.name_any() == ROOT_CA_SECRET)
-            .and_then(|s| secret_data(&s, "tls.crt"));
-        if ca != state.client_ca {
+    /// Sets the client CA and the certificate of every function, as the
+    /// cluster's Secrets say ([`plan::cert_changes`]).
+    fn sync_tls(&self, view: &View<'_>, state: &mut TlsServed) {
+        let snapshot = view.snapshot();
+        let changes = plan::cert_changes(snapshot.cluster(), state, &self.tls.names());
+        if let Some(ca) = changes.client_ca {
             let usable = ca.as_deref().map(|pem| {
                 super::root_ca_text("tls.crt", pem)
                     .and_then(|_| self.tls.set_client_ca(pem).map_err(|e| e.to_string()))
@@ -218,70 +208,54 @@ impl Replica {
             }
             state.client_ca = ca;
         }
-        let mut names = BTreeSet::new();
-        for secret in view.secrets.state() {
-            let Some(listed) = secret.annotations().get(TLS_NAMES_ANNOTATION) else {
-                continue;
-            };
-            let for_names: Vec<String> = listed.split(',').map(str::to_owned).collect();
-            let (Some(cert), Some(key)) = (
-                secret_data(&secret, "tls.crt"),
-                secret_data(&secret, "tls.key"),
-            ) else {
-                continue;
-            };
-            let fingerprint = (cert.clone(), key.clone());
-            names.extend(for_names.iter().cloned());
-            if state.certs.get(listed) == Some(&fingerprint) {
-                continue;
-            }
-            match self.tls.set_certificate(&for_names, &cert, &key) {
+        for certificate in changes.set {
+            match self.tls.set_certificate(
+                &certificate.names(),
+                &certificate.cert,
+                &certificate.key,
+            ) {
                 Ok(()) => {
-                    tracing::info!(names = %super::for_log(listed), "serving a certificate");
-                    state.certs.insert(listed.clone(), fingerprint);
+                    tracing::info!(names = %super::for_log(&certificate.listed), "serving a certificate");
+                    state.certs.insert(certificate.listed.clone(), certificate);
                 }
                 Err(e) => tracing::error!(
-                    "Secret {}: {}",
-                    super::for_log(&secret.name_any()),
+                    "the Secret for {}: {}",
+                    super::for_log(&certificate.listed),
                     super::for_log(&e.to_string())
                 ),
             }
         }
-        let gone: Vec<String> = self
-            .tls
-            .names()
-            .into_iter()
-            .filter(|n| !names.contains(n))
-            .collect();
-        if !gone.is_empty() {
-            self.tls.remove(&gone);
+        if !changes.remove.is_empty() {
+            self.tls.remove(&changes.remove);
+            let remaining = self.tls.names();
             state
                 .certs
-                .retain(|listed, _| listed.split(',').any(|n| names.contains(n)));
+                .retain(|listed, _| listed.split(',').any(|n| remaining.contains(&n.to_owned())));
         }
     }
 
     /// Loads what changed, a few at a time, and serves the set.
     async fn sync_functions(&self, view: &View<'_>, state: &mut FunctionState) {
-        let wanted = self.wanted(view);
-        let to_load: Vec<(&String, &Wanted, bool)> = wanted
+        let snapshot = view.snapshot();
+        let wanted = plan::wanted(snapshot.cluster(), &self.pod_labels);
+        let served: BTreeMap<String, plan::Served> = state
+            .loaded
             .iter()
-            .filter_map(|(name, want)| {
-                let loaded = state.loaded.get(name);
-                if loaded.is_some_and(|l| l.revision == want.revision && l.image == want.image) {
-                    return None;
-                }
-                // A new revision of the same tag: the tag has moved.
-                let moved =
-                    loaded.is_some_and(|l| l.image == want.image) && !want.image.contains('@');
-                Some((name, want, moved))
+            .map(|(name, loaded)| {
+                let served = plan::Served {
+                    image: loaded.image.clone(),
+                    revision: loaded.revision.clone(),
+                };
+                (name.clone(), served)
             })
             .collect();
+        let changes = plan::function_changes(&wanted, &served);
         // Futures made up front: the stream then holds no closure that
         // borrows, which keeps the replica's future `Send`.
-        let loads: Vec<_> = to_load
-            .into_iter()
-            .map(|(name, want, moved)| self.load_within_deadline(name, want, moved))
+        let loads: Vec<_> = changes
+            .load
+            .iter()
+            .map(|load| self.load_within_deadline(&load.name, &load.wanted, load.moved))
             .collect();
         let outcomes: Vec<_> = futures_util::stream::iter(loads)
             .buffer_unordered(LOADS_AT_ONCE)
@@ -325,10 +299,10 @@ impl Replica {
                 }
             }
         }
-        let before = state.loaded.len();
-        state.loaded.retain(|name, _| wanted.contains_key(name));
+        for name in &changes.drop {
+            changed |= state.loaded.remove(name).is_some();
+        }
         state.failures.retain(|name, _| wanted.contains_key(name));
-        changed |= state.loaded.len() != before;
         if changed {
             let mut table = FunctionTable::new();
             for (name, loaded) in &state.loaded {
@@ -387,45 +361,6 @@ impl Replica {
         }
     }
 
-    /// The functions to serve: each Service that selects xfn's pods,
-    /// owned by an Active revision.
-    fn wanted(&self, view: &View<'_>) -> BTreeMap<String, Wanted> {
-        let selector: BTreeMap<String, String> = self.pod_labels.clone();
-        let mut wanted = BTreeMap::new();
-        for service in view.services.state() {
-            let selects_us = service
-                .spec
-                .as_ref()
-                .and_then(|s| s.selector.as_ref())
-                .is_some_and(|s| *s == selector);
-            if !selects_us {
-                continue;
-            }
-            let Some(revision) = active_revision(view, &service) else {
-                continue;
-            };
-            let Some(image) = revision.image() else {
-                continue;
-            };
-            let pull_secrets = revision
-                .spec
-                .package_pull_secrets
-                .iter()
-                .flatten()
-                .map(|s| s.name.clone())
-                .collect();
-            wanted.insert(
-                service.name_any(),
-                Wanted {
-                    image: image.to_owned(),
-                    revision: revision.name_any(),
-                    pull_secrets,
-                },
-            );
-        }
-        wanted
-    }
-
     /// Pulls and compiles one function, and checks that it starts. A tag
     /// that has `moved` is pulled again even if the cache has it.
     async fn load(
@@ -470,37 +405,6 @@ impl Replica {
     }
 }
 
-/// The Active revision a Service of xfn's is for: the Active one among its
-/// owners (during an upgrade the old and the new one may both own it), else
-/// the Active revision of the same package. The latter covers the moment
-/// in an upgrade when Crossplane has made the old revision Inactive and
-/// the leader hasn't yet added the new one as an owner: the function stays
-/// routed, to the new revision.
-fn active_revision(view: &View<'_>, service: &Service) -> Option<Arc<FunctionRevision>> {
-    let owners: Vec<Arc<FunctionRevision>> = service
-        .owner_references()
-        .iter()
-        .filter(|o| o.kind == "FunctionRevision")
-        .filter_map(|o| {
-            let revision = view.revisions.get(&reflector::ObjectRef::new(&o.name))?;
-            (revision.uid().as_deref() == Some(o.uid.as_str())).then_some(revision)
-        })
-        .collect();
-    if let Some(active) = owners.iter().find(|r| r.is_active()) {
-        return Some(active.clone());
-    }
-    let packages: BTreeSet<&String> = owners
-        .iter()
-        .filter_map(|r| r.labels().get(super::crd::LABEL_PACKAGE))
-        .collect();
-    view.revisions.state().into_iter().find(|r| {
-        r.is_active()
-            && r.labels()
-                .get(super::crd::LABEL_PACKAGE)
-                .is_some_and(|p| packages.contains(p))
-    })
-}
-
 /// The stores a replica reads.
 struct View<'a> {
     revisions: &'a Store<FunctionRevision>,
@@ -509,12 +413,40 @@ struct View<'a> {
     root_ca: &'a Store<Secret>,
 }
 
-/// The certificates a replica serves now.
-#[derive(Default)]
-struct TlsState {
-    client_ca: Option<Vec<u8>>,
-    /// Certificate and key by the names they serve.
-    certs: HashMap<String, (Vec<u8>, Vec<u8>)>,
+impl View<'_> {
+    /// What the stores hold now.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            revisions: self.revisions.state(),
+            services: self.services.state(),
+            secrets: self.secrets.state(),
+            root_ca: self
+                .root_ca
+                .state()
+                .into_iter()
+                .find(|s| s.name_any() == ROOT_CA_SECRET)
+                .and_then(|s| secret_data(&s, "tls.crt")),
+        }
+    }
+}
+
+/// The stores' objects at one moment, for the plans.
+struct Snapshot {
+    revisions: Vec<Arc<FunctionRevision>>,
+    services: Vec<Arc<Service>>,
+    secrets: Vec<Arc<Secret>>,
+    root_ca: Option<Vec<u8>>,
+}
+
+impl Snapshot {
+    fn cluster(&self) -> Cluster<'_> {
+        Cluster {
+            revisions: &self.revisions,
+            services: &self.services,
+            secrets: &self.secrets,
+            root_ca: self.root_ca.as_deref(),
+        }
+    }
 }
 
 /// The functions a replica serves now, and those it could not load.
@@ -523,15 +455,6 @@ struct FunctionState {
     loaded: HashMap<String, Loaded>,
     /// The last failure by function: revision and error, reported once.
     failures: HashMap<String, (String, String)>,
-}
-
-fn secret_data(secret: &Secret, key: &str) -> Option<Vec<u8>> {
-    secret
-        .data
-        .as_ref()?
-        .get(key)
-        .map(|v| v.0.clone())
-        .filter(|v| !v.is_empty())
 }
 
 fn log_watch_error<K>(what: &'static str) -> impl FnMut(Result<watcher::Event<K>, watcher::Error>) {

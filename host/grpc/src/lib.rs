@@ -3,6 +3,8 @@
 //! * [`server`]: `xfn serve` — wasm functions as `FunctionRunnerService`
 //!   (v1 and v1beta1), routed by the authority Crossplane dials, with mTLS,
 //!   health and reflection.
+//! * [`serve`]: `xfn serve` as a library type: a server of a set of
+//!   functions that reloads on request or when its files change.
 //! * [`client`]: a conventional gRPC function as a pipeline
 //!   [`Function`](xfn_runtime::Function), with Crossplane's v1 → v1beta1 fallback.
 //! * [`convert`]: the host's WIT types ⇄ `xfn_proto::json::v1` messages.
@@ -38,6 +40,7 @@ mod health;
 mod open_calls;
 mod preface;
 mod router;
+pub mod serve;
 pub mod server;
 pub mod sni;
 pub mod status;

@@ -133,6 +133,9 @@ pub enum ServeError {
     /// A listener stopped unexpectedly.
     #[error("gRPC listener failed: {0}")]
     Listener(String),
+    /// The functions to serve could not be loaded (the text says why).
+    #[error("{0}")]
+    Functions(String),
 }
 
 /// A bound server, ready to [`serve`](Server::serve).

@@ -74,6 +74,25 @@ pub fn for_log(text: &str) -> String {
     escape_control(&bounded(text, MAX_GUEST_TEXT)).into_owned()
 }
 
+/// `error` and its causes on one line, joined by `: `, each said once: a
+/// cause whose text the message before it already includes (as errors
+/// that print their source do) is not repeated.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut next = Some(error);
+    while let Some(cause) = next {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&cause_text);
+        }
+        next = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

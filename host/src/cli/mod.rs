@@ -31,22 +31,10 @@ pub fn parse_address(flag: &str, address: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("{flag} {address:?} is not HOST:PORT"))
 }
 
-/// `error` and its causes on one line, joined by `: `, each said once: a
-/// cause whose text the message before it already includes (as errors
-/// that print their source do) is not repeated.
+/// `error` and its causes on one line, each said once
+/// ([`xfn_runtime::text::error_chain`]).
 pub fn error_text(error: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in error.chain() {
-        let cause = cause.to_string();
-        if text.contains(&cause) {
-            continue;
-        }
-        if !text.is_empty() {
-            text.push_str(": ");
-        }
-        text.push_str(&cause);
-    }
-    text
+    xfn_runtime::text::error_chain(error.as_ref())
 }
 
 /// The threads that run a server's calls, apart from those serving its

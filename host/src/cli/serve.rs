@@ -1,17 +1,15 @@
 //! `xfn serve`: serve wasm functions over gRPC as Crossplane's
 //! `FunctionRunnerService` (v1 and v1beta1), many functions on one port.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
-use xfn_catalog::functions_file::{
-    Fingerprint, FunctionSpec, Loader, OciPackages, read_functions_file,
-};
+use xfn_catalog::functions_file::{FunctionSpec, Loader, OciPackages, ServedFiles, served_specs};
+use xfn_grpc::ServerConfig;
+use xfn_grpc::serve::{Reloaded, Reloader, Serve, ServeConfig};
 use xfn_grpc::tls::{self, TlsFiles};
-use xfn_grpc::{FunctionTable, Server, ServerConfig, ServerHandle};
 
 /// Most `--workers`: more threads than this only cost memory.
 const MAX_WORKERS: i64 = 1024;
@@ -70,7 +68,11 @@ pub struct ServeArgs {
 
 /// Runs `xfn serve`.
 pub async fn run(args: ServeArgs) -> Result<()> {
-    let specs = specs(&args)?;
+    let specs = served_specs(
+        args.functions.as_deref(),
+        &args.function,
+        &args.function_port,
+    )?;
     if let Some(dir) = &args.generate_certs {
         return generate_certs(dir, &args, &specs);
     }
@@ -99,41 +101,39 @@ pub async fn run(args: ServeArgs) -> Result<()> {
 
     let catalog = xfn_catalog::Catalog::new(args.registry.options(), crate::builtins());
     let packages = OciPackages::new(catalog, tokio::runtime::Handle::current());
-    let loader = Arc::new(Loader::new(
-        args.limits.wasm_runtime(&args.registry)?,
-        packages,
-    ));
-    let table = load(&loader, specs.clone()).await?;
-    let function_ports = specs
-        .iter()
-        .filter_map(|s| Some((s.name.clone(), SocketAddr::new(address.ip(), s.port?))))
-        .collect();
-    let config = ServerConfig {
-        address,
-        function_ports,
-        tls,
-        dynamic_tls: None,
-        max_recv_message_size: args.limits.max_recv_message_bytes(),
-        namespace: args.namespace.clone(),
-        reflection: true,
-        shutdown_grace: args.limits.shutdown_grace(),
-        call_threads: Some(super::call_threads(args.workers)?),
+    let functions = Arc::new(ServedFiles {
+        functions_file: args.functions.clone(),
+        functions: args.function.clone(),
+        ports: args.function_port.clone(),
+        loader: Loader::new(args.limits.wasm_runtime(&args.registry)?, packages),
+    });
+    let config = ServeConfig {
+        server: ServerConfig {
+            address,
+            function_ports: Vec::new(),
+            tls,
+            dynamic_tls: None,
+            max_recv_message_size: args.limits.max_recv_message_bytes(),
+            namespace: args.namespace.clone(),
+            reflection: true,
+            shutdown_grace: args.limits.shutdown_grace(),
+            call_threads: Some(super::call_threads(args.workers)?),
+        },
+        watch: args.watch.then_some(WATCH_EVERY),
+        on_reload: Some(print_reload),
+        after_load: Some(super::allocator::release_free_memory),
     };
-    let plaintext = config.tls.is_none();
-    let server = Server::bind(config, table).await?;
+    let plaintext = config.server.tls.is_none();
+    let serve = Serve::start(config, functions).await?;
     eprintln!(
         "xfn serve: serving {} on {} ({})",
-        specs
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", "),
-        server.local_addr(),
+        serve.names().join(", "),
+        serve.local_addr(),
         if plaintext { "plaintext" } else { "mTLS" },
     );
-    for spec in &specs {
-        if let Some(addr) = server.function_addr(&spec.name) {
-            eprintln!("xfn serve: {} alone on {addr}", spec.name);
+    for name in serve.names() {
+        if let Some(addr) = serve.function_addr(&name) {
+            eprintln!("xfn serve: {name} alone on {addr}");
         }
     }
 
@@ -148,20 +148,14 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         tokio::spawn(crate::probes::serve(listener, ready, stop));
     }
 
-    let reloader = Reloader {
-        args: Arc::new(args),
-        loader,
-        handle: server.handle(),
-        ports: ports(&specs),
-    };
-    tokio::spawn(reloader.clone().on_signals());
-    if reloader.args.watch {
-        tokio::spawn(reloader.watch(specs));
-    }
-    server.serve().await?;
+    tokio::spawn(on_signals(serve.reloader()));
+    serve.run().await?;
     eprintln!("xfn serve: stopped");
     Ok(())
 }
+
+/// How often `--watch` looks at the functions file and components.
+const WATCH_EVERY: Duration = Duration::from_secs(2);
 
 /// Parses `--function NAME=PATH.wasm`.
 fn parse_function(text: &str) -> Result<FunctionSpec, String> {
@@ -170,40 +164,45 @@ fn parse_function(text: &str) -> Result<FunctionSpec, String> {
     FunctionSpec::local(&name, path)
 }
 
-/// The functions the flags and the functions file name, with their ports.
-fn specs(args: &ServeArgs) -> Result<Vec<FunctionSpec>> {
-    let mut specs = match &args.functions {
-        Some(path) => read_functions_file(path)?,
-        None => Vec::new(),
-    };
-    specs.extend(args.function.iter().cloned());
-    let mut ported = std::collections::HashSet::new();
-    for (name, port) in &args.function_port {
-        let flag = format!("{name}={port}");
-        let spec = specs
-            .iter_mut()
-            .find(|s| s.name == *name)
-            .with_context(|| format!("--function-port {flag:?}: no function {name:?}"))?;
-        if !ported.insert(name) {
-            bail!("--function-port {flag:?}: function {name:?} already has a --function-port");
+/// Prints a reload's outcome, as `xfn serve` reports on stderr.
+fn print_reload(outcome: &Result<Reloaded, String>) {
+    match outcome {
+        Ok(reloaded) => {
+            if reloaded.ports_changed {
+                eprintln!(
+                    "xfn serve: dedicated function ports changed; they take effect on restart"
+                );
+            }
+            eprintln!("xfn serve: reloaded: {}", reloaded.names.join(", "));
         }
-        spec.port = Some(*port);
+        Err(e) => {
+            eprintln!("xfn serve: cannot reload, still serving the previous functions: {e}")
+        }
     }
-    Ok(specs)
 }
 
-/// Loads functions off the async runtime: compiling is CPU-bound.
-async fn load(loader: &Arc<Loader>, specs: Vec<FunctionSpec>) -> Result<FunctionTable> {
-    let loader = loader.clone();
-    let table = tokio::task::spawn_blocking(move || {
-        let table = loader.load(&specs).map(FunctionTable::from_iter);
-        // Compiling leaves much freed memory behind.
-        super::allocator::release_free_memory();
-        table
-    })
-    .await
-    .context("loading functions failed")??;
-    Ok(table)
+/// SIGHUP reloads; SIGTERM and SIGINT shut down gracefully.
+async fn on_signals(reloader: Reloader) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        eprintln!("xfn serve: cannot handle signals");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = hup.recv() => {
+                let _ = reloader.reload().await;
+            }
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+        }
+    }
+    eprintln!("xfn serve: shutting down, draining calls in flight");
+    reloader.shutdown().await;
 }
 
 fn generate_certs(dir: &std::path::Path, args: &ServeArgs, specs: &[FunctionSpec]) -> Result<()> {
@@ -222,102 +221,4 @@ fn generate_certs(dir: &std::path::Path, args: &ServeArgs, specs: &[FunctionSpec
     println!("client: {}", generated.client_dir.display());
     println!("names:  {}", names.join(", "));
     Ok(())
-}
-
-fn ports(specs: &[FunctionSpec]) -> Vec<(String, u16)> {
-    let mut ports: Vec<_> = specs
-        .iter()
-        .filter_map(|s| Some((s.name.clone(), s.port?)))
-        .collect();
-    ports.sort();
-    ports
-}
-
-/// Reloads the functions on SIGHUP or, with --watch, when their files change.
-#[derive(Clone)]
-struct Reloader {
-    args: Arc<ServeArgs>,
-    loader: Arc<Loader>,
-    handle: ServerHandle,
-    /// The dedicated ports listened on since start.
-    ports: Vec<(String, u16)>,
-}
-
-impl Reloader {
-    async fn reload(&self) {
-        let outcome = async {
-            let specs = specs(&self.args)?;
-            if specs.is_empty() {
-                bail!("no functions to serve");
-            }
-            if ports(&specs) != self.ports {
-                eprintln!(
-                    "xfn serve: dedicated function ports changed; they take effect on restart"
-                );
-            }
-            load(&self.loader, specs).await
-        };
-        match outcome.await {
-            Ok(table) => {
-                eprintln!(
-                    "xfn serve: reloaded: {}",
-                    table.names().collect::<Vec<_>>().join(", ")
-                );
-                self.handle.reload(table).await;
-            }
-            Err(e) => {
-                eprintln!(
-                    "xfn serve: cannot reload, still serving the previous functions: {}",
-                    super::error_text(&e)
-                )
-            }
-        }
-    }
-
-    /// SIGHUP reloads; SIGTERM and SIGINT shut down gracefully.
-    #[cfg(unix)]
-    async fn on_signals(self) {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::hangup()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            eprintln!("xfn serve: cannot handle signals");
-            return;
-        };
-        loop {
-            tokio::select! {
-                _ = hup.recv() => self.reload().await,
-                _ = term.recv() => break,
-                _ = int.recv() => break,
-            }
-        }
-        eprintln!("xfn serve: shutting down, draining calls in flight");
-        self.handle.shutdown().await;
-    }
-
-    #[cfg(not(unix))]
-    async fn on_signals(self) {
-        let _ = tokio::signal::ctrl_c().await;
-        self.handle.shutdown().await;
-    }
-
-    /// Reloads when the functions file or a local component changes.
-    async fn watch(self, mut specs: Vec<FunctionSpec>) {
-        let file = self.args.functions.clone();
-        let mut last = Fingerprint::of(file.as_deref(), &specs);
-        let mut tick = tokio::time::interval(Duration::from_secs(2));
-        loop {
-            tick.tick().await;
-            if let Ok(current) = self::specs(&self.args) {
-                specs = current;
-            }
-            let now = Fingerprint::of(file.as_deref(), &specs);
-            if now != last {
-                last = now;
-                self.reload().await;
-            }
-        }
-    }
 }
