@@ -393,6 +393,9 @@ impl Fingerprint {
     }
 }
 
+/// A function to serve and what it was loaded from.
+pub type ServedFunction = (FunctionSpec, Arc<dyn xfn_runtime::Function>);
+
 /// The functions a server serves: those of a functions file and those
 /// given one by one, with ports given by name; read again on every
 /// [`load`](ServedFiles::load), so that a server reloads what changed.
@@ -415,7 +418,7 @@ impl ServedFiles {
     }
 
     /// Reads and loads the functions (blocking: compiling is CPU-bound).
-    pub fn load(&self) -> Result<Vec<(FunctionSpec, Arc<dyn xfn_runtime::Function>)>, LoadError> {
+    pub fn load(&self) -> Result<Vec<ServedFunction>, LoadError> {
         let specs = self.specs()?;
         let mut loaded = self.loader.load(&specs)?;
         Ok(specs
