@@ -120,7 +120,7 @@ disk-check:
 
 # A fresh build gains nothing from incremental state, which would add
 # gigabytes to target/ (set CARGO_INCREMENTAL=1 to keep it).
-test: disk-check wasm venv deps image-check
+test: disk-check lint wasm venv deps image-check
 	CARGO_INCREMENTAL=$${CARGO_INCREMENTAL:-0} XFN_IMAGE_LAYOUT=$(IMAGE_CHECK_DIR) \
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 	XFN_BIN=$(CURDIR)/target/debug/xfn \
@@ -172,7 +172,7 @@ fuzz: fuzz-tools
 		grep -E '^(#[0-9]+\s+DONE|Done [0-9]+ runs|stat::number_of_executed_units)' $(FUZZ_OUT)/$$t.log; \
 	done
 
-lint: third-party
+lint: third-party wasm-target
 	$(CARGO) fmt --all -- --check
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) clippy --workspace --all-targets -- -D warnings
 

@@ -23,6 +23,7 @@ pub mod objects;
 pub mod packages;
 pub mod plan;
 pub mod reconcile;
+pub mod runtime;
 pub mod serving;
 
 /// The condition Crossplane reads to call a revision's runtime healthy.

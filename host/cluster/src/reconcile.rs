@@ -23,7 +23,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::Value;
 
 use super::RUNTIME_HEALTHY;
-use super::crd::{DeploymentRuntimeConfig, Function, FunctionRevision};
+use super::crd::{DeploymentRuntimeConfig, Function as FunctionObject, FunctionRevision};
 use super::objects::{self, Inputs, Placement};
 use xfn_grpc::tls::{CertificateAuthority, TlsFiles};
 
@@ -227,7 +227,7 @@ impl Writer {
                 "the revision has no spec.image",
             )));
         };
-        let function_object = match self.get_decoded::<Function>(function).await? {
+        let function_object = match self.get_decoded::<FunctionObject>(function).await? {
             None => None,
             Some(Ok(found)) => Some(found),
             Some(Err(e)) => {
@@ -359,7 +359,7 @@ impl Writer {
     async fn docker_configs(
         &self,
         revision: &FunctionRevision,
-        function: Option<&Function>,
+        function: Option<&FunctionObject>,
     ) -> Result<Result<Vec<(String, Vec<u8>)>, Problem>, ReconcileError> {
         let names = revision
             .spec

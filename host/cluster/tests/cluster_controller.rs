@@ -196,3 +196,63 @@ async fn the_lease_goes_to_another_replica_when_the_leader_goes() {
     eventually("the third replica to lead", || *c.leading.borrow()).await;
     c.leave().await;
 }
+
+/// The controller's runtime in-process: it serves, leads, turns ready,
+/// and on stop drains, stops reconciling and releases the Lease, so that
+/// another replica leads at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_external_runtime_starts_leads_and_stops_in_order() {
+    use xfn_cluster::runtime::{ExternalRuntime, RuntimeConfig};
+    let fake = FakeApiServer::new();
+    fake.insert(root_ca()).unwrap();
+    let engine = xfn_runtime::HostEngine::new(xfn_runtime::HostConfig::default()).unwrap();
+    let config = RuntimeConfig {
+        client: kube::Client::new(fake.service(), "default"),
+        namespace: NS.into(),
+        identity: "xfn-a".into(),
+        pod_labels: [("app.kubernetes.io/name".to_owned(), "xfn".to_owned())].into(),
+        lease_duration: Duration::from_secs(15),
+        server: xfn_grpc::ServerConfig {
+            address: "127.0.0.1:0".parse().unwrap(),
+            ..xfn_grpc::ServerConfig::default()
+        },
+        wasm: xfn_runtime::WasmRuntime::new(engine, None).unwrap(),
+        registry: xfn_oci::RegistryOptions::default(),
+    };
+    let runtime = ExternalRuntime::start(config).await.expect("starts");
+    assert_ne!(runtime.local_addr().port(), 0);
+    let ready = runtime.ready();
+    eventually("the replica to be ready", || *ready.borrow()).await;
+    let holder = || {
+        fake.get(
+            "coordination.k8s.io/v1",
+            "leases",
+            Some(NS),
+            lease::LEASE_NAME,
+        )
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_owned))
+    };
+    eventually("xfn-a to lead", || holder().as_deref() == Some("xfn-a")).await;
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(runtime.run_until(async {
+        let _ = stopped.await;
+    }));
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(20), running)
+        .await
+        .expect("stopping is bounded")
+        .expect("no panic")
+        .expect("stops cleanly");
+    assert_ne!(holder().as_deref(), Some("xfn-a"), "the Lease is released");
+    let next = lease::elect(
+        kube::Client::new(fake.service(), "default"),
+        NS,
+        "xfn-b",
+        Duration::from_secs(15),
+    )
+    .await
+    .unwrap();
+    eventually("xfn-b to lead at once", || *next.leading.borrow()).await;
+    next.leave().await;
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::object::name;
-use super::{Inputs, RenderError, convert, load, validate, xrd};
+use super::{Inputs, RenderError, load, preflight, resources_mode, xrd};
 
 /// The files and values the flags name.
 #[derive(Debug, Clone, Default)]
@@ -115,7 +115,11 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         .map_err(|e| load_error("composite resource", &files.composite_resource, e))?;
     let composition = load::read_one(&files.composition)
         .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
-        .and_then(|c| validate::is_composition(&c).map(|()| c).map_err(Into::into))
+        .and_then(|c| {
+            preflight::is_composition(&c)
+                .map(|()| c)
+                .map_err(Into::into)
+        })
         .map_err(|e| load_error("Composition", &files.composition, e))?;
     if let Some(path) = files
         .xrd
@@ -124,32 +128,32 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
     {
         // Only to recognise a claim: a bad XRD is reported below.
         let xrd = load::read_one(path).ok();
-        validate::refuse_claim(&composite, &composition, xrd.as_ref())?;
+        preflight::refuse_claim(&composite, &composition, xrd.as_ref())?;
     } else {
-        validate::refuse_claim(&composite, &composition, None)?;
+        preflight::refuse_claim(&composite, &composition, None)?;
     }
-    validate::composition_fits(&composite, &composition)?;
+    preflight::composition_fits(&composite, &composition)?;
     let mut composition = composition;
-    let converted = convert::is_resources_mode(&composition);
+    let converted = resources_mode::is_resources_mode(&composition);
     if converted {
         note(format!(
             "Composition {:?} uses the deprecated mode: Resources; rendering it as a {} pipeline, as `crossplane beta convert pipeline-composition` would",
             name(&composition),
-            convert::PATCH_AND_TRANSFORM
+            resources_mode::PATCH_AND_TRANSFORM
         ));
-        convert::to_pipeline(&mut composition);
+        resources_mode::to_pipeline(&mut composition);
     }
-    if !validate::is_pipeline(&composition) {
-        return Err(validate::not_a_pipeline(&composition).into());
+    if !preflight::is_pipeline(&composition) {
+        return Err(preflight::not_a_pipeline(&composition).into());
     }
 
     let mut functions = functions(&files.functions)?;
     if converted
         && !functions
             .iter()
-            .any(|f| name(f) == convert::PATCH_AND_TRANSFORM)
+            .any(|f| name(f) == resources_mode::PATCH_AND_TRANSFORM)
     {
-        functions.push(convert::implied_function());
+        functions.push(resources_mode::implied_function());
     }
     apply_annotations(&mut functions, &files.function_annotations);
 
@@ -206,7 +210,7 @@ pub(super) fn functions(path: &Path) -> Result<Vec<Value>, InputError> {
         .map_err(Box::<dyn std::error::Error + Send + Sync>::from)
         .and_then(|fns| {
             fns.iter()
-                .try_for_each(validate::is_function)
+                .try_for_each(preflight::is_function)
                 .map(|()| fns)
                 .map_err(Into::into)
         })

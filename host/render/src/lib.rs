@@ -8,8 +8,7 @@
 //! module per output mode), and [`Outputs::to_yaml`] prints it.
 
 pub mod context_fn;
-pub mod convert;
-pub mod engine;
+pub mod engine_compat;
 mod fetch;
 pub mod inputs;
 pub mod load;
@@ -17,10 +16,11 @@ mod object;
 pub mod operation;
 pub mod output;
 pub mod pipeline_check;
+pub mod preflight;
+pub mod resources_mode;
 mod runtimes;
 mod steps;
 pub mod tag;
-pub mod validate;
 pub mod xrd;
 
 use std::collections::BTreeMap;
@@ -230,7 +230,7 @@ async fn run_engine(
     catalog: &xfn_catalog::Catalog,
     capture_context: bool,
 ) -> Result<Outputs, RenderError> {
-    let prepared = engine::prepare(inputs)?;
+    let prepared = engine_compat::prepare(inputs)?;
     let functions = runtimes::start(&inputs.functions, wasm, catalog).await?;
     let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     let resolver = FileResolver::exact(

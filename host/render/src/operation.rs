@@ -63,8 +63,8 @@ pub struct OperationInputs {
     pub include_context: bool,
     /// Deadline of each call and of the whole render.
     pub timeout: Duration,
-    /// The output shape.
-    pub shape: Compat,
+    /// Which crossplane output to match.
+    pub compat: Compat,
 }
 
 /// The files and values the flags of `operation render` name.
@@ -92,8 +92,8 @@ pub struct OperationFiles {
     pub include_context: bool,
     /// The whole render's deadline.
     pub timeout: Duration,
-    /// The output shape.
-    pub shape: Compat,
+    /// Which crossplane output to match.
+    pub compat: Compat,
 }
 
 /// Loads and checks everything `files` names.
@@ -130,7 +130,7 @@ pub fn load(files: &OperationFiles) -> Result<OperationInputs, InputError> {
         context: inputs::context(&files.context_files, &files.context_values)?,
         include_context: files.include_context,
         timeout: files.timeout,
-        shape: files.shape,
+        compat: files.compat,
     })
 }
 
@@ -295,7 +295,7 @@ async fn run(
     // Engine render passes the context through a function of its own, whose
     // steps become part of the Operation it prints.
     let context_fn = ContextFunction::new(inputs.context.clone());
-    let initial_context = match inputs.shape {
+    let initial_context = match inputs.compat {
         Compat::Classic => Some(Value::Object(inputs.context.clone()).to_string()),
         Compat::Engine => {
             let seed = !inputs.context.is_empty();
@@ -324,7 +324,7 @@ async fn run(
     // Both shapes tag each request (classic op render did, unlike classic
     // XR render); the engine matches required resources by exact namespace
     // and stops a step whose first call already had what it requires.
-    let (resolver, options) = match inputs.shape {
+    let (resolver, options) = match inputs.compat {
         Compat::Classic => (
             FileResolver::new(
                 inputs.required_resources.clone(),
@@ -361,9 +361,9 @@ async fn run(
     let results = out
         .results
         .iter()
-        .map(|r| result_document(r, inputs.shape))
+        .map(|r| result_document(r, inputs.compat))
         .collect();
-    let context = match inputs.shape {
+    let context = match inputs.compat {
         Compat::Classic => out.context.as_deref().map(parse_context).transpose()?,
         Compat::Engine => context_fn
             .captured()
@@ -371,7 +371,7 @@ async fn run(
             .map(parse_context)
             .transpose()?,
     }
-    .filter(|fields| inputs.shape == Compat::Engine || !fields.is_empty())
+    .filter(|fields| inputs.compat == Compat::Engine || !fields.is_empty())
     .map(|fields| {
         json!({
             "apiVersion": "render.crossplane.io/v1beta1",
@@ -380,7 +380,7 @@ async fn run(
         })
     });
     let spec = operation.get("spec").cloned();
-    let operation = match inputs.shape {
+    let operation = match inputs.compat {
         Compat::Classic => classic_operation(&operation, &applied, &out),
         Compat::Engine => engine_operation(operation, &applied, &out),
     }?;
@@ -537,9 +537,9 @@ fn engine_operation(
 
 /// A `Result` document: classic keeps the step and the protobuf severity;
 /// the engine prints the event the reconciler records.
-fn result_document(r: &StepResult, shape: Compat) -> Value {
+fn result_document(r: &StepResult, compat: Compat) -> Value {
     let message = &r.result.message;
-    match shape {
+    match compat {
         Compat::Classic => json!({
             "apiVersion": "render.crossplane.io/v1beta1",
             "kind": "Result",

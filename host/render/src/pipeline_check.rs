@@ -129,3 +129,61 @@ pub fn pipeline_problems(composition: &Value, known: Option<&HashSet<String>>) -
     }
     problems
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+    use std::collections::HashSet;
+
+    fn composition(pipeline: Value) -> Value {
+        json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition", "metadata": {"name": "c"},
+               "spec": {"mode": "Pipeline", "pipeline": pipeline}})
+    }
+
+    #[test]
+    fn a_good_pipeline_has_no_problems() {
+        let c = composition(
+            json!([{"step": "a", "functionRef": {"name": "f"}}, {"step": "b", "functionRef": {"name": "g"}}]),
+        );
+        let known: HashSet<String> = ["f", "g"].map(String::from).into();
+        assert!(pipeline_problems(&c, Some(&known)).is_empty());
+        assert!(pipeline_problems(&c, None).is_empty());
+    }
+
+    #[test]
+    fn an_empty_pipeline_is_invalid() {
+        assert_eq!(
+            pipeline_problems(&composition(json!([])), None),
+            ["spec.pipeline: Required value: an empty pipeline is invalid"]
+        );
+    }
+
+    #[test]
+    fn duplicate_steps_and_unknown_functions_are_reported() {
+        let c = composition(json!([
+            {"step": "a", "functionRef": {"name": "f"}},
+            {"step": "a", "functionRef": {"name": "missing"}},
+            {"functionRef": {}}
+        ]));
+        let known: HashSet<String> = ["f"].map(String::from).into();
+        assert_eq!(
+            pipeline_problems(&c, Some(&known)),
+            [
+                "spec.pipeline[1].step: Duplicate value: \"a\"",
+                "spec.pipeline[1].functionRef.name: Not found: \"missing\"",
+                "spec.pipeline[2].step: Required value",
+                "spec.pipeline[2].functionRef.name: Required value",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_mode_other_than_pipeline_is_reported() {
+        let c = json!({"spec": {"mode": "Resources"}});
+        assert_eq!(
+            pipeline_problems(&c, None),
+            ["spec.mode: Unsupported value: \"Resources\": supported values: \"Pipeline\""]
+        );
+    }
+}

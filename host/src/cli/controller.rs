@@ -2,22 +2,14 @@
 //! Every replica serves the wasm functions; the one holding the Lease also
 //! writes the objects and statuses (see `xfn_cluster`).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::probes;
 use anyhow::{Context as _, Result, bail};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 use tokio::sync::watch;
-use xfn_cluster::controller::STOP_RECONCILING;
-use xfn_cluster::objects::Placement;
-use xfn_cluster::packages::OciProbe;
-use xfn_cluster::reconcile::Writer;
-use xfn_cluster::serving::Replica;
-use xfn_cluster::{controller, lease};
-use xfn_grpc::sni::DynamicTls;
-use xfn_grpc::{FunctionTable, Server, ServerConfig};
+use xfn_cluster::runtime::{ExternalRuntime, RuntimeConfig};
+use xfn_grpc::ServerConfig;
 
 /// Run xfn as Crossplane's External function runtime (`--package-runtime=Function=External`).
 #[derive(Debug, clap::Args)]
@@ -128,127 +120,58 @@ impl Signals {
 
 /// Runs `xfn controller` until SIGTERM or SIGINT.
 ///
-/// The first signal stops it cleanly: the gRPC server stops taking calls
-/// and drains those in flight (for up to `--timeout` and 5 s), while the
-/// leader stops reconciling (within [`STOP_RECONCILING`]) and releases the
-/// Lease (within [`lease::RELEASE_TIMEOUT`]), so that another replica leads
-/// at once. A second signal ends the process at once, with status 128 plus
+/// The first signal stops it cleanly ([`ExternalRuntime::run_until`]):
+/// the gRPC server stops taking calls and drains those in flight (for up
+/// to `--timeout` and 5 s), while the leader stops reconciling and
+/// releases the Lease, so that another replica leads at once. A second signal ends the process at once, with status 128 plus
 /// the signal's number.
 pub async fn run(args: ControllerArgs) -> Result<()> {
     let mut signals = Signals::new()?;
     let address = super::parse_address("--address", &args.address)?;
     let probe_address = super::parse_address("--probe-address", &args.probe_address)?;
-    let pod_labels: BTreeMap<String, String> = args.pod_labels.iter().cloned().collect();
     if args.identity.is_empty() {
         bail!("--identity (or POD_NAME) must name this replica");
     }
-    let client = kube_client(args.kube_api.as_deref()).await?;
-
-    let registry = args.registry.options();
-    let runtime = args.limits.wasm_runtime(&args.registry)?;
-
-    let tls = Arc::new(DynamicTls::new());
-    let server = Server::bind(
-        ServerConfig {
+    let config = RuntimeConfig {
+        client: kube_client(args.kube_api.as_deref()).await?,
+        namespace: args.namespace.clone(),
+        identity: args.identity.clone(),
+        pod_labels: args.pod_labels.iter().cloned().collect(),
+        lease_duration: args.lease_duration,
+        server: ServerConfig {
             address,
-            dynamic_tls: Some(tls.clone()),
-            namespace: Some(args.namespace.clone()),
             max_recv_message_size: args.limits.max_recv_message_bytes(),
             shutdown_grace: args.limits.shutdown_grace(),
             call_threads: Some(super::call_threads(None)?),
             ..ServerConfig::default()
         },
-        FunctionTable::new(),
-    )
-    .await?;
-    let handle = server.handle();
-    let (ready_tx, ready) = watch::channel(false);
-    let (stop_tx, stop) = watch::channel(false);
+        wasm: args.limits.wasm_runtime(&args.registry)?,
+        registry: args.registry.options(),
+    };
+    let runtime = ExternalRuntime::start(config).await?;
+    let (stop_probes, stop) = watch::channel(false);
     let probes_listener = probes::bind(probe_address)
         .await
         .with_context(|| format!("cannot listen on {probe_address}"))?;
     eprintln!(
         "xfn controller: {} serving gRPC on {} and probes on {probe_address}",
         args.identity,
-        server.local_addr()
+        runtime.local_addr()
     );
-    tokio::spawn(probes::serve(probes_listener, ready, stop));
+    tokio::spawn(probes::serve(probes_listener, runtime.ready(), stop));
 
-    let election = lease::elect(
-        client.clone(),
-        &args.namespace,
-        &args.identity,
-        args.lease_duration,
-    )
-    .await?;
-    let writer = Arc::new(Writer::new(
-        client.clone(),
-        Placement {
-            namespace: args.namespace.clone(),
-            pod_labels: pod_labels.clone(),
-        },
-        Arc::new(OciProbe::new(registry.clone())),
-        &args.identity,
-    ));
-    let (shutdown_tx, shutdown) = watch::channel(false);
-    let mut leader = tokio::spawn(controller::run_while_leading(
-        client.clone(),
-        args.namespace.clone(),
-        writer,
-        election.leading.clone(),
-        shutdown,
-    ));
-    tokio::spawn(
-        Replica {
-            client,
-            identity: args.identity.clone(),
-            namespace: args.namespace.clone(),
-            pod_labels,
-            runtime,
-            registry,
-            server: handle.clone(),
-            tls,
-            ready: ready_tx,
-        }
-        .run(),
-    );
-
-    let mut serving = tokio::spawn(server.serve());
-    let served = tokio::select! {
-        (name, _) = signals.next() => {
-            eprintln!("xfn controller: {name}: stopping (a second signal stops at once)");
-            None
-        }
-        served = &mut serving => Some(served),
+    let first_signal = async {
+        let (name, _) = signals.next().await;
+        eprintln!("xfn controller: {name}: stopping (a second signal stops at once)");
+        tokio::spawn(async move {
+            let (name, number) = signals.next().await;
+            eprintln!("xfn controller: {name} again: exiting at once");
+            std::process::exit(128 + number);
+        });
     };
-    tokio::spawn(async move {
-        let (name, number) = signals.next().await;
-        eprintln!("xfn controller: {name} again: exiting at once");
-        std::process::exit(128 + number);
-    });
-
-    // Calls in flight drain while the leader hands over.
-    handle.shutdown().await;
-    shutdown_tx.send_replace(true);
-    if tokio::time::timeout(STOP_RECONCILING, &mut leader)
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            "reconciles still running after {}s: stopping them",
-            STOP_RECONCILING.as_secs()
-        );
-        leader.abort();
-        let _ = leader.await;
-    }
-    // Only now, with nothing left writing, hand the Lease over.
-    election.leave().await;
-    let served = match served {
-        Some(served) => served,
-        None => serving.await,
-    };
-    stop_tx.send_replace(true);
-    served.context("the gRPC server's task failed")??;
+    let outcome = runtime.run_until(first_signal).await;
+    stop_probes.send_replace(true);
+    outcome?;
     eprintln!("xfn controller: stopped");
     Ok(())
 }

@@ -75,7 +75,7 @@ impl OperationRenderArgs {
             watched_resource: self.watched_resource.clone(),
             include_context: self.include_context,
             timeout: self.run.timeout,
-            shape: self.run.compat(),
+            compat: self.run.compat(),
         }
     }
 }

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
-use xfn_render::{load, local_modules, validate};
+use xfn_render::pipeline_check::pipeline_problems;
+use xfn_render::{load, local_modules, preflight};
 use xfn_runtime::local_module;
 
 /// Check a Composition's pipeline: it has steps, step names are unique, and
@@ -27,7 +28,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
             args.composition.display().to_string()
         )
     })?;
-    validate::is_composition(&composition).map_err(anyhow::Error::msg)?;
+    preflight::is_composition(&composition).map_err(anyhow::Error::msg)?;
     let mut module_problems = Vec::new();
     let known = match &args.functions {
         Some(path) => {
@@ -39,7 +40,7 @@ pub fn run(args: ValidateArgs) -> Result<()> {
             })?;
             functions
                 .iter()
-                .try_for_each(validate::is_function)
+                .try_for_each(preflight::is_function)
                 .map_err(anyhow::Error::msg)?;
             module_problems = modules_problems(&functions)?;
             Some(
@@ -99,65 +100,4 @@ fn modules_problems(functions: &[Value]) -> Result<Vec<String>> {
             ))
         })
         .collect())
-}
-
-/// What is wrong with a Composition's pipeline (shared with `xfn render`).
-pub use xfn_render::pipeline_check::pipeline_problems;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-    use std::collections::HashSet;
-
-    fn composition(pipeline: Value) -> Value {
-        json!({"apiVersion": "apiextensions.crossplane.io/v1", "kind": "Composition", "metadata": {"name": "c"},
-               "spec": {"mode": "Pipeline", "pipeline": pipeline}})
-    }
-
-    #[test]
-    fn a_good_pipeline_has_no_problems() {
-        let c = composition(
-            json!([{"step": "a", "functionRef": {"name": "f"}}, {"step": "b", "functionRef": {"name": "g"}}]),
-        );
-        let known: HashSet<String> = ["f", "g"].map(String::from).into();
-        assert!(pipeline_problems(&c, Some(&known)).is_empty());
-        assert!(pipeline_problems(&c, None).is_empty());
-    }
-
-    #[test]
-    fn an_empty_pipeline_is_invalid() {
-        assert_eq!(
-            pipeline_problems(&composition(json!([])), None),
-            ["spec.pipeline: Required value: an empty pipeline is invalid"]
-        );
-    }
-
-    #[test]
-    fn duplicate_steps_and_unknown_functions_are_reported() {
-        let c = composition(json!([
-            {"step": "a", "functionRef": {"name": "f"}},
-            {"step": "a", "functionRef": {"name": "missing"}},
-            {"functionRef": {}}
-        ]));
-        let known: HashSet<String> = ["f"].map(String::from).into();
-        assert_eq!(
-            pipeline_problems(&c, Some(&known)),
-            [
-                "spec.pipeline[1].step: Duplicate value: \"a\"",
-                "spec.pipeline[1].functionRef.name: Not found: \"missing\"",
-                "spec.pipeline[2].step: Required value",
-                "spec.pipeline[2].functionRef.name: Required value",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_mode_other_than_pipeline_is_reported() {
-        let c = json!({"spec": {"mode": "Resources"}});
-        assert_eq!(
-            pipeline_problems(&c, None),
-            ["spec.mode: Unsupported value: \"Resources\": supported values: \"Pipeline\""]
-        );
-    }
 }

@@ -11,7 +11,7 @@ use super::{
     typed_condition,
 };
 use crate::RenderError;
-use crate::engine::{Prepared, child_name, resource_refs, set_at};
+use crate::engine_compat::{Prepared, child_name, resource_refs, set_at};
 use crate::object::{name, object_at, set_metadata_str, str_at, value_at};
 use xfn_runtime::pipeline::PipelineOutput;
 use xfn_runtime::protocol::Ready;
