@@ -15,7 +15,7 @@
 
 pub mod condition;
 pub mod convert;
-pub mod duration;
+pub use xfn_gocompat::duration;
 pub mod health;
 pub mod input;
 pub mod time;
