@@ -132,7 +132,8 @@ impl LabelMatcher {
 /// Decodes the step's input as function-sdk-go's `request.GetInput` does
 /// into a Go type named `go_type` (`*v1beta1.Input`), with its error text
 /// up to the JSON decoder's own message (which is serde's here, naming the
-/// field). A missing input decodes from `{}`.
+/// field; an unknown field of the input itself has go-json-experiment's
+/// message). A missing input decodes from `{}`.
 ///
 /// ```
 /// #[derive(serde::Deserialize)]
@@ -141,8 +142,9 @@ impl LabelMatcher {
 ///
 /// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({"input": {"spek": {}}})).unwrap();
 /// let err = xfn_select::input::decode::<Input>(&req, "*v1beta1.Input").err().unwrap();
-/// assert!(err.starts_with("cannot get function input *v1beta1.Input from *v1.RunFunctionRequest: \
-///     cannot unmarshal JSON from *structpb.Struct into *v1beta1.Input: json: unknown field `spek`"), "{err}");
+/// assert_eq!(err, "cannot get function input *v1beta1.Input from *v1.RunFunctionRequest: \
+///     cannot unmarshal JSON from *structpb.Struct into *v1beta1.Input: json: \
+///     cannot unmarshal Go value of type v1beta1.Input: unknown name \"spek\"");
 /// ```
 pub fn decode<T: DeserializeOwned>(req: &Request, go_type: &str) -> Result<T, String> {
     let empty = serde_json::Map::new();
@@ -153,10 +155,22 @@ pub fn decode<T: DeserializeOwned>(req: &Request, go_type: &str) -> Result<T, St
     serde_path_to_error::deserialize(map).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
-        let detail = if path == "." {
-            inner.to_string()
-        } else {
-            format!("{inner} (at {path})")
+        let text = inner.to_string();
+        let top_level_unknown = text
+            .strip_prefix("unknown field `")
+            .and_then(|t| t.split_once('`'))
+            .map(|(name, _)| name)
+            .filter(|name| *name == path);
+        let detail = match top_level_unknown {
+            // go-json-experiment's own message for an unknown member of the
+            // input itself.
+            Some(name) => format!(
+                "cannot unmarshal Go value of type {}: unknown name {}",
+                go_type.trim_start_matches('*'),
+                crate::goquote::quote(name)
+            ),
+            None if path == "." => text,
+            None => format!("{text} (at {path})"),
         };
         format!(
             "cannot get function input {go_type} from *v1.RunFunctionRequest: \
@@ -196,8 +210,11 @@ mod tests {
 
     #[test]
     fn names_match_case_sensitively_and_nulls_are_zero_values() {
-        let err = decode::<Input>(&req(serde_json::json!({"Spec": []})), "*T").unwrap_err();
-        assert!(err.contains("unknown field `Spec`"), "{err}");
+        let err = decode::<Input>(&req(serde_json::json!({"Spec": []})), "*v1.T").unwrap_err();
+        assert!(
+            err.ends_with("json: cannot unmarshal Go value of type v1.T: unknown name \"Spec\""),
+            "{err}"
+        );
         let ok = decode::<Input>(
             &req(serde_json::json!({"spec": null, "metadata": {"name": "x"}})),
             "*T",
