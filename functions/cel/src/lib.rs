@@ -134,3 +134,112 @@ pub fn evaluate_bool(ctx: &Context<'_, '_>, expression: &str) -> Result<bool, Ce
         Err(e) => Err(CelError::Eval(e.to_string())),
     }
 }
+
+/// What the expression's static type is, as far as a checker of cel-go's
+/// rules can tell without declarations: `Some("bool")` when it is exactly
+/// `bool`, `Some(name)` for another type known from the expression's form
+/// (`dyn` for a field of a `Struct` or an index), `None` when it cannot be
+/// told here.
+///
+/// ```
+/// let t = |e: &str| xfn_cel::static_type(e).unwrap();
+/// assert_eq!(t("observed.composite.resource.spec.x == 1"), Some("bool"));
+/// assert_eq!(t("observed.composite.resource.spec.enabled"), Some("dyn"));
+/// assert_eq!(t("'a'"), Some("string"));
+/// assert_eq!(t("[1, 2].exists(x, x > 1)"), Some("bool"));
+/// ```
+pub fn static_type(expression: &str) -> Result<Option<&'static str>, CelError> {
+    let program = Program::compile(expression).map_err(|e| CelError::Parse(e.to_string()))?;
+    Ok(type_of(program.expression()))
+}
+
+fn type_of(e: &cel::IdedExpr) -> Option<&'static str> {
+    use cel::common::ast::{Expr, LiteralValue};
+    match &e.expr {
+        Expr::Literal(l) => Some(match l {
+            LiteralValue::Boolean(_) => "bool",
+            LiteralValue::Int(_) => "int",
+            LiteralValue::UInt(_) => "uint",
+            LiteralValue::Double(_) => "double",
+            LiteralValue::String(_) => "string",
+            LiteralValue::Bytes(_) => "bytes",
+            LiteralValue::Null => "null_type",
+        }),
+        Expr::Select(s) if s.test => Some("bool"),
+        Expr::Select(_) | Expr::Ident(_) => Some("dyn"),
+        Expr::Call(c) => match c.func_name.as_str() {
+            "_&&_"
+            | "_||_"
+            | "!_"
+            | "_==_"
+            | "_!=_"
+            | "_<_"
+            | "_<=_"
+            | "_>_"
+            | "_>=_"
+            | "@in"
+            | "@not_strictly_false"
+            | "startsWith"
+            | "endsWith"
+            | "contains"
+            | "matches" => Some("bool"),
+            "_[_]" => Some("dyn"),
+            "_?_:_" => match (
+                c.args.get(1).and_then(type_of),
+                c.args.get(2).and_then(type_of),
+            ) {
+                (Some(a), Some(b)) if a == b => Some(a),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::Comprehension(c) => match &c.result.expr {
+            Expr::Ident(name) if *name == c.accu_var => type_of(&c.accu_init),
+            _ => type_of(&c.result),
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_equal_ints_as_in_cel_go() {
+        let req: Request = serde_json::from_value(serde_json::json!({
+            "observed": {"composite": {"resource": {"spec": {"watchers": 42}}}}
+        }))
+        .unwrap();
+        let ctx = request_context(&req);
+        assert_eq!(
+            evaluate_bool(&ctx, "observed.composite.resource.spec.watchers == 42"),
+            Ok(true)
+        );
+        assert_eq!(
+            evaluate_bool(&ctx, "observed.composite.resource.spec.watchers == 88"),
+            Ok(false)
+        );
+    }
+
+    #[test]
+    fn proto_shapes() {
+        let req: Request = serde_json::from_value(serde_json::json!({
+            "desired": {"resources": {"a": {"resource": {"kind": "K"}, "ready": "READY_TRUE"}}}
+        }))
+        .unwrap();
+        let ctx = request_context(&req);
+        assert_eq!(
+            evaluate_bool(&ctx, "desired.resources['a'].ready == 1"),
+            Ok(true)
+        );
+        assert_eq!(
+            evaluate_bool(&ctx, "size(observed.resources) == 0"),
+            Ok(true)
+        );
+        assert_eq!(
+            evaluate_bool(&ctx, "desired.resources.a.resource.kind == 'K'"),
+            Ok(true)
+        );
+    }
+}
