@@ -105,6 +105,22 @@ pub fn request_context(req: &Request) -> Context<'static, 'static> {
     ctx
 }
 
+/// A CEL context with one variable per `(name, JSON value)`, numbers as
+/// doubles.
+///
+/// ```
+/// let object = serde_json::json!({"status": {"ready": true}});
+/// let ctx = xfn_cel::json_context(&[("object", &object)]);
+/// assert_eq!(xfn_cel::evaluate_bool(&ctx, "object.status.ready == true"), Ok(true));
+/// ```
+pub fn json_context(vars: &[(&str, &serde_json::Value)]) -> Context<'static, 'static> {
+    let mut ctx = Context::default();
+    for (name, value) in vars {
+        ctx.add_variable_from_value(*name, json_to_cel(value));
+    }
+    ctx
+}
+
 /// Why an expression has no boolean value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CelError {

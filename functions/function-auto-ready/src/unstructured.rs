@@ -72,7 +72,9 @@ pub fn int64(object: &Object, path: &[&str]) -> Option<i64> {
 fn number_to_i64(n: &serde_json::Number) -> i64 {
     match n.as_i64() {
         Some(i) => i,
-        None => n.as_f64().map_or(i64::MIN, xfn_gocompat::conv::float_to_int64),
+        None => n
+            .as_f64()
+            .map_or(i64::MIN, xfn_gocompat::conv::float_to_int64),
     }
 }
 
