@@ -506,7 +506,12 @@ mod tests {
         assert_eq!(resolve_match(&number, s("a")), Ok(GoValue::Float(5.0)));
         // Upstream TestMatchResolve/MatchLiteralWithResultSlice.
         let slice = m(
-            vec![pat("literal", Some("foo"), None, Some(json!(["Hello", "World"])))],
+            vec![pat(
+                "literal",
+                Some("foo"),
+                None,
+                Some(json!(["Hello", "World"])),
+            )],
             None,
             "",
         );
