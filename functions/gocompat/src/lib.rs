@@ -9,3 +9,4 @@
 pub mod conv;
 pub mod duration;
 pub mod goregex;
+pub mod sort;

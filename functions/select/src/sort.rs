@@ -6,12 +6,9 @@
 //! Every value must have the same Go type. Resources arrive as
 //! `structpb.Struct`s, so every number is a `float64` and only `float64`
 //! and `string` values can be ordered; two or more resources whose values
-//! are bools, lists or objects are an error. Go's `sort.Slice` is stable up
-//! to 12 elements (insertion sort) and not beyond; this sort is stable
-//! always, so only ties among more than 12 resources can be ordered
-//! differently.
-
-use std::cmp::Ordering;
+//! are bools, lists or objects are an error. The sort is Go's `sort.Slice`
+//! ([`xfn_gocompat::sort`]), which is not stable: resources with equal
+//! values end in the order Go leaves them in.
 
 use serde_json::{Map, Value};
 use xfn_sdk::fieldpath::{self, FieldPathError};
@@ -42,6 +39,26 @@ pub enum SortError {
     /// The values are of a type that has no order.
     #[error("unsupported type \"{0}\" for sorting")]
     Unsupported(&'static str),
+}
+
+/// Keys and the permutation Go's sort.Slice builds by swapping.
+struct Sorter {
+    keys: Vec<Key>,
+    order: Vec<usize>,
+}
+
+impl xfn_gocompat::sort::LessSwap for Sorter {
+    fn less(&mut self, i: usize, j: usize) -> bool {
+        match (&self.keys[self.order[i]], &self.keys[self.order[j]]) {
+            (Key::Number(x), Key::Number(y)) => x < y,
+            (Key::Text(x), Key::Text(y)) => x < y,
+            _ => false,
+        }
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.order.swap(i, j);
+    }
 }
 
 /// The value a resource is sorted by.
@@ -147,12 +164,14 @@ pub fn sort_by_field_path<T>(
             },
         })
         .collect();
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&a, &b| match (&keys[a], &keys[b]) {
-        (Key::Number(x), Key::Number(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
-        (Key::Text(x), Key::Text(y)) => x.cmp(y),
-        _ => Ordering::Equal,
-    });
+    // Go's sort.Slice (not stable): ties end where Go leaves them.
+    let mut sorter = Sorter {
+        keys,
+        order: (0..items.len()).collect(),
+    };
+    let n = items.len();
+    xfn_gocompat::sort::slice(&mut sorter, n);
+    let order = sorter.order;
     let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
     items.extend(order.into_iter().filter_map(|i| slots[i].take()));
     Ok(())
@@ -336,6 +355,22 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "metadata.name: not an object");
+    }
+
+    #[test]
+    fn ties_among_more_than_twelve_end_where_go_sort_slice_leaves_them() {
+        // Priorities [1, 0 x 12]: Go 1.19.8's sort.Slice (pdqsort) leaves the
+        // original indexes in the order 6, 1, 2, 3, 4, 5, 7, ..., 12, 0.
+        let items: Vec<Map<String, Value>> = (0..13)
+            .map(|i| {
+                let mut o = with("data.p", json!(if i == 0 { 1 } else { 0 }));
+                o.insert("tag".into(), json!(i));
+                o
+            })
+            .collect();
+        let got = sorted(items, "data.p").unwrap();
+        let tags: Vec<i64> = got.iter().map(|o| o["tag"].as_i64().unwrap()).collect();
+        assert_eq!(tags, [6, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 0]);
     }
 
     #[test]
