@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 #[derive(Debug, PartialEq, Eq)]
 enum Node {
     Text(String),
-    /// `.` followed by field names (empty: the dot itself).
-    Field(Vec<String>),
+    /// `.` followed by field names (empty: the dot itself), with the line
+    /// and the column (byte offset in the line) of the last field.
+    Field(Vec<String>, usize, usize),
 }
 
 fn line_at(src: &str, at: usize) -> usize {
@@ -68,7 +69,7 @@ fn parse(src: &str) -> Result<Vec<Node>, String> {
             }
             continue;
         }
-        let mut field: Option<Vec<String>> = None;
+        let mut field: Option<(Vec<String>, usize)> = None;
         loop {
             let c = src[i..].chars().next();
             match c {
@@ -89,7 +90,9 @@ fn parse(src: &str) -> Result<Vec<Node>, String> {
                 Some('.') if field.is_none() => {
                     let mut names = Vec::new();
                     let mut j = i;
+                    let mut last = i;
                     while src[j..].starts_with('.') {
+                        last = j;
                         let name: String = src[j + 1..]
                             .chars()
                             .take_while(|c| c.is_alphanumeric() || *c == '_')
@@ -102,7 +105,7 @@ fn parse(src: &str) -> Result<Vec<Node>, String> {
                         names.push(name);
                     }
                     i = j;
-                    field = Some(names);
+                    field = Some((names, last));
                 }
                 Some(c)
                     if c.is_ascii_punctuation()
@@ -122,7 +125,10 @@ fn parse(src: &str) -> Result<Vec<Node>, String> {
             }
         }
         match field {
-            Some(names) => nodes.push(Node::Field(names)),
+            Some((names, at)) => {
+                let line_start = src[..at].rfind('\n').map_or(0, |n| n + 1);
+                nodes.push(Node::Field(names, line_at(src, at), at - line_start));
+            }
             None => return Err(fail(open, "missing value for command".to_owned())),
         }
         rest = i;
@@ -150,7 +156,7 @@ pub fn render(src: &str, values: &BTreeMap<String, String>) -> Result<String, St
     for node in nodes {
         match node {
             Node::Text(t) => out.push_str(&t),
-            Node::Field(names) => match names.as_slice() {
+            Node::Field(names, line, col) => match names.as_slice() {
                 [] => {
                     let entries: Vec<String> =
                         values.iter().map(|(k, v)| format!("{k}:{v}")).collect();
@@ -160,10 +166,11 @@ pub fn render(src: &str, values: &BTreeMap<String, String>) -> Result<String, St
                     Some(v) => out.push_str(v),
                     None => out.push_str("<no value>"),
                 },
-                [first, second, ..] => {
+                [_, second, ..] => {
                     return Err(format!(
-                        "cannot execute template: template: :1: executing \"\" at <.{first}.{second}>: \
-                         can't evaluate field {second} in type string"
+                        "cannot execute template: template: :{line}:{col}: executing \"\" at <.{}>: \
+                         can't evaluate field {second} in type string",
+                        names.join(".")
                     ));
                 }
             },
