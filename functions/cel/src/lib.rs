@@ -239,6 +239,17 @@ mod tests {
     }
 
     #[test]
+    fn deep_nesting_is_a_parse_error_not_a_crash() {
+        let deep = format!("{}1{} == 1", "(".repeat(5000), ")".repeat(5000));
+        let ctx = json_context(&[]);
+        assert!(matches!(
+            evaluate_bool(&ctx, &deep),
+            Err(CelError::Parse(_))
+        ));
+        assert!(matches!(static_type(&deep), Err(CelError::Parse(_))));
+    }
+
+    #[test]
     fn proto_shapes() {
         let req: Request = serde_json::from_value(serde_json::json!({
             "desired": {"resources": {"a": {"resource": {"kind": "K"}, "ready": "READY_TRUE"}}}
