@@ -28,6 +28,32 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     ("function-hello", "hello", "hello.wasm"),
     (
+        "function-environment-configs",
+        "function-environment-configs",
+        "function_environment_configs.wasm",
+    ),
+    (
+        "function-extra-resources",
+        "function-extra-resources",
+        "function_extra_resources.wasm",
+    ),
+    (
+        "function-sequencer",
+        "function-sequencer",
+        "function_sequencer.wasm",
+    ),
+    (
+        "function-status-transformer",
+        "function-status-transformer",
+        "function_status_transformer.wasm",
+    ),
+    (
+        "function-cel-filter",
+        "function-cel-filter",
+        "function_cel_filter.wasm",
+    ),
+    ("function-cidr", "function-cidr", "function_cidr.wasm"),
+    (
         "function-annotate",
         "function-annotate",
         "function_annotate.wasm",

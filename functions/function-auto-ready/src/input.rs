@@ -25,11 +25,11 @@ pub struct Input {
     /// How long the response may be cached, as a Go duration (`5m`).
     #[serde(default)]
     pub ttl: Option<String>,
-    /// CEL readiness rules by `<group>_<version>_<kind>`. Accepted but unused:
-    /// they only apply behind a feature gate that is off by default.
+    /// CEL readiness rules by `<group>_<version>_<kind>`, used behind the
+    /// `CELHealthcheckCustomizations` feature gate (off by default).
     #[serde(default)]
     pub cel_health_check_customization: Option<BTreeMap<String, String>>,
-    /// Where in the context to find more CEL rules (unused, like the above).
+    /// Where in the context to find more CEL rules (same gate).
     #[serde(default)]
     pub cel_health_check_customization_from: Option<String>,
 }

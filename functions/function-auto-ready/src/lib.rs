@@ -13,9 +13,10 @@
 //! [`run`] is the whole function, callable natively; [`AutoReady`] exports it
 //! as a wasm component.
 
+pub mod cel_checks;
 pub mod condition;
 pub mod convert;
-pub mod duration;
+pub use xfn_gocompat::duration;
 pub mod health;
 pub mod input;
 pub mod time;
@@ -30,24 +31,45 @@ pub struct AutoReady;
 
 impl Function for AutoReady {
     fn run(req: &Request) -> Result<Response, xfn_sdk::Error> {
-        Ok(run(req))
+        // The host passes the Go function's --feature-gates as FEATURE_GATES;
+        // Go refuses a bad value at start-up, so the call fails.
+        let features = cel_checks::Features::from_env().map_err(|e| {
+            xfn_sdk::Error::from(format!("invalid {}: {e}", cel_checks::FEATURE_GATES_ENV))
+        })?;
+        run_with(req, features).map_err(xfn_sdk::Error::from)
     }
 }
 
 xfn_sdk::export!(AutoReady);
 
-/// Runs the function on one request.
+/// Runs the function on one request with every feature gate off (as
+/// upstream runs by default).
 ///
 /// Problems with the input (an unknown field, an invalid `ttl`) are fatal
 /// results; the desired state is then passed through as it came.
 pub fn run(req: &Request) -> Response {
+    match run_with(req, cel_checks::Features::default()) {
+        Ok(rsp) => rsp,
+        // Only the CEL pass fails the call, and it is off.
+        Err(e) => {
+            let mut rsp = Response::to(req);
+            rsp.fatal(e);
+            rsp
+        }
+    }
+}
+
+/// Runs the function with the given feature gates: with
+/// `CELHealthcheckCustomizations`, CEL rules decide first (see
+/// [`cel_checks`]). `Err` is a failed call, where Go crashes.
+pub fn run_with(req: &Request, features: cel_checks::Features) -> Result<Response, String> {
     let mut rsp = Response::to(req);
 
     let input = match Input::from_request(req) {
         Ok(input) => input,
         Err(message) => {
             rsp.fatal(message);
-            return rsp;
+            return Ok(rsp);
         }
     };
     match input.ttl() {
@@ -57,8 +79,11 @@ pub fn run(req: &Request) -> Response {
         Ok(None) => {}
         Err(message) => {
             rsp.fatal(message);
-            return rsp;
+            return Ok(rsp);
         }
+    }
+    if features.cel_healthcheck_customizations {
+        cel_checks::apply(req, &input, &mut rsp)?;
     }
 
     let observed = req.observed_composed();
@@ -76,7 +101,7 @@ pub fn run(req: &Request) -> Response {
             desired.ready = Ready::True;
         }
     }
-    rsp
+    Ok(rsp)
 }
 
 /// Whether an observed composed resource is ready: its kind's health check

@@ -66,16 +66,15 @@ pub fn int64(object: &Object, path: &[&str]) -> Option<i64> {
     }
 }
 
-/// A JSON number as Go's `int64(float64)` would give it. Go's conversion of
-/// an out-of-range float is undefined; this one saturates.
+/// A JSON number as Go's `int64(float64)` gives it (every number reaches
+/// the Go function as a float64): as the amd64 build computes it, like
+/// function-patch-and-transform's port (see [`xfn_gocompat::conv`]).
 fn number_to_i64(n: &serde_json::Number) -> i64 {
-    if let Some(i) = n.as_i64() {
-        i
-    } else if n.as_u64().is_some() {
-        i64::MAX
-    } else {
-        // Every JSON number is an i64, a u64 or an f64.
-        n.as_f64().map_or(0, |f| f as i64)
+    match n.as_i64() {
+        Some(i) => i,
+        None => n
+            .as_f64()
+            .map_or(i64::MIN, xfn_gocompat::conv::float_to_int64),
     }
 }
 
@@ -122,7 +121,12 @@ mod tests {
         assert_eq!(int64(&o, &["n"]), Some(3));
         assert_eq!(int64(&o, &["f"]), Some(2));
         assert_eq!(int64(&o, &["neg"]), Some(-2));
-        assert_eq!(int64(&o, &["big"]), Some(i64::MAX));
+        // Out of int64's range: Go's amd64 build gives MinInt64, as
+        // function-patch-and-transform's port does (arm64 would saturate).
+        assert_eq!(int64(&o, &["big"]), Some(i64::MIN));
+        let far = object(json!({"up": 1e19, "down": -1e19}));
+        assert_eq!(int64(&far, &["up"]), Some(i64::MIN));
+        assert_eq!(int64(&far, &["down"]), Some(i64::MIN));
         assert_eq!(int64(&o, &["s"]), None);
         assert_eq!(int64(&o, &["b"]), None);
         assert_eq!(int64(&o, &["missing"]), None);

@@ -188,15 +188,7 @@ fn underscore_ok(s: &str) -> bool {
     saw != b'_'
 }
 
-/// Go's `int64(f)` on amd64: truncation, and `i64::MIN` for NaN and values
-/// out of range (the CPU's "integer indefinite").
-pub fn float_to_int64(f: f64) -> i64 {
-    if f.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
-        i64::MIN
-    } else {
-        f as i64
-    }
-}
+pub use xfn_gocompat::conv::float_to_int64;
 
 /// `base64.StdEncoding.DecodeString`: the bytes, or the offset of Go's
 /// `illegal base64 data at input byte N`. Newlines are skipped, as in Go.

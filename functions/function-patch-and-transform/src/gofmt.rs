@@ -314,6 +314,13 @@ impl Printer {
 
     fn print_value(&mut self, v: &GoValue, verb: char) {
         match v {
+            // A nil slice or map prints as an empty one, except with %#v.
+            GoValue::NilSlice if self.f.sharp_v => self.buf.push_str("[]interface {}(nil)"),
+            GoValue::NilMap if self.f.sharp_v => {
+                self.buf.push_str("map[string]interface {}(nil)");
+            }
+            GoValue::NilSlice => self.buf.push_str("[]"),
+            GoValue::NilMap => self.buf.push_str("map[]"),
             GoValue::Nil => {
                 // Only reachable for elements of slices and maps.
                 if self.f.sharp_v {

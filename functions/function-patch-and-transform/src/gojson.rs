@@ -16,7 +16,7 @@ pub fn marshal(v: &GoValue) -> Result<String, String> {
 
 fn encode(out: &mut String, v: &GoValue) -> Result<(), String> {
     match v {
-        GoValue::Nil => out.push_str("null"),
+        GoValue::Nil | GoValue::NilSlice | GoValue::NilMap => out.push_str("null"),
         GoValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         GoValue::Int(i) => out.push_str(&i.to_string()),
         GoValue::Float(f) => out.push_str(&encode_float(*f)?),
@@ -192,7 +192,15 @@ pub fn unmarshal(text: &str, target: Target) -> Result<GoValue, String> {
         return Err(p.invalid("after top-level value"));
     }
     let kind = match &v {
-        GoValue::Nil => return Ok(GoValue::Nil),
+        // `null` leaves the target's zero value: a nil map or slice.
+        GoValue::Nil => {
+            return Ok(match target {
+                Target::Map => GoValue::NilMap,
+                Target::Slice => GoValue::NilSlice,
+                Target::Any => GoValue::Nil,
+            });
+        }
+        GoValue::NilSlice | GoValue::NilMap => "null",
         GoValue::Bool(_) => "bool",
         GoValue::Int(_) | GoValue::Float(_) => "number",
         GoValue::String(_) => "string",
@@ -599,7 +607,10 @@ mod tests {
             unmarshal("[1e400]", Target::Slice).unwrap_err(),
             "json: cannot unmarshal number 1e400 into Go value of type float64"
         );
-        assert_eq!(unmarshal("null", Target::Map).unwrap(), GoValue::Nil);
+        // `null` leaves the typed target nil: a nil map or slice, not an untyped nil.
+        assert_eq!(unmarshal("null", Target::Map).unwrap(), GoValue::NilMap);
+        assert_eq!(unmarshal("null", Target::Slice).unwrap(), GoValue::NilSlice);
+        assert_eq!(unmarshal("null", Target::Any).unwrap(), GoValue::Nil);
         assert_eq!(
             unmarshal("\"\\ud83d\\ude00\"", Target::Any).unwrap(),
             GoValue::String("😀".into())

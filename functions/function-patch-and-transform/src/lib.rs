@@ -14,7 +14,7 @@ pub mod function;
 pub mod goconv;
 pub mod gofmt;
 pub mod gojson;
-pub mod goregex;
+pub use xfn_gocompat::goregex;
 pub mod input;
 pub mod patches;
 pub mod quantity;

@@ -266,6 +266,18 @@ mod tests {
                 check("MatchFalse", Some("metadata.uid")),
                 Err("metadata.uid: not a bool"),
             ),
+            // Upstream TestIsReady/MatchFalseNotReady.
+            (check("MatchFalse", Some("spec.someBool")), Ok(false)),
+            // Upstream TestIsReady's metadata..uid path errors for
+            // MatchString and MatchInteger.
+            (
+                ms("metadata..uid", "olala"),
+                Err("cannot parse path \"metadata..uid\": unexpected '.' at position 9"),
+            ),
+            (
+                mi("metadata..uid", 5),
+                Err("cannot parse path \"metadata..uid\": unexpected '.' at position 9"),
+            ),
             (
                 check("Olala", None),
                 Err("invalid: type: Invalid value: \"Olala\": unknown readiness check type"),

@@ -217,8 +217,11 @@ pub fn resolve_string(s: &StringTransform, input: GoValue) -> Result<String, Str
         }
         "Join" => {
             let sep = s.join.as_ref().ok_or_else(|| not_set("join"))?;
-            let GoValue::Slice(items) = &input else {
-                return Err("could not parse input array".into());
+            let items = match &input {
+                GoValue::Slice(items) => items.as_slice(),
+                // A nil []interface {} (convert of `null`): no items.
+                GoValue::NilSlice => &[],
+                _ => return Err("could not parse input array".into()),
             };
             if items.is_empty() {
                 return Ok(String::new());
@@ -501,6 +504,21 @@ mod tests {
             "",
         );
         assert_eq!(resolve_match(&number, s("a")), Ok(GoValue::Float(5.0)));
+        // Upstream TestMatchResolve/MatchLiteralWithResultSlice.
+        let slice = m(
+            vec![pat(
+                "literal",
+                Some("foo"),
+                None,
+                Some(json!(["Hello", "World"])),
+            )],
+            None,
+            "",
+        );
+        assert_eq!(
+            resolve_match(&slice, s("foo")),
+            Ok(GoValue::Slice(vec![s("Hello"), s("World")]))
+        );
         let null_result = m(vec![pat("literal", Some("a"), None, None)], None, "");
         assert_eq!(resolve_match(&null_result, s("a")), Ok(GoValue::Nil));
         let object = m(

@@ -860,6 +860,11 @@ mod tests {
                 json!({"type": "convert", "convert": {"toType": "int", "format": "quantity"}}),
                 "ok".to_owned(),
             ),
+            // Upstream TestValidateTransform/ValidConvert: format none, toType int.
+            (
+                json!({"type": "convert", "convert": {"toType": "int", "format": "none"}}),
+                "ok".to_owned(),
+            ),
         ];
         for (t, want) in cases {
             assert_eq!(check(with_transform(t.clone())), want, "{t}");

@@ -23,6 +23,12 @@ pub enum GoValue {
     Slice(Vec<GoValue>),
     /// `map[string]interface {}`
     Map(BTreeMap<String, GoValue>),
+    /// A nil `[]interface {}` (what `json.Unmarshal` leaves for the JSON
+    /// text `null` in a slice): `%v` prints `[]`, `len` is 0, JSON is `null`.
+    NilSlice,
+    /// A nil `map[string]interface {}` (the JSON text `null` unmarshalled
+    /// into a map): `%v` prints `map[]`, JSON is `null`.
+    NilMap,
 }
 
 impl GoValue {
@@ -34,8 +40,8 @@ impl GoValue {
             GoValue::Int(_) => "int64",
             GoValue::Float(_) => "float64",
             GoValue::String(_) => "string",
-            GoValue::Slice(_) => "[]interface {}",
-            GoValue::Map(_) => "map[string]interface {}",
+            GoValue::Slice(_) | GoValue::NilSlice => "[]interface {}",
+            GoValue::Map(_) | GoValue::NilMap => "map[string]interface {}",
         }
     }
 
@@ -72,7 +78,7 @@ impl GoValue {
     /// Converts to JSON keeping `int64` and `float64` apart (no round trip).
     pub fn to_json_exact(&self) -> Result<Value, String> {
         Ok(match self {
-            GoValue::Nil => Value::Null,
+            GoValue::Nil | GoValue::NilSlice | GoValue::NilMap => Value::Null,
             GoValue::Bool(b) => Value::Bool(*b),
             GoValue::Int(i) => Value::Number(Number::from(*i)),
             GoValue::Float(f) => Value::Number(Number::from_f64(*f).ok_or_else(|| {

@@ -81,6 +81,76 @@ impl GoRegex {
     }
 }
 
+/// Go's `SubexpNames` of a pattern that compiles: the name of every
+/// capturing group in order, `""` for an unnamed one, after a `""` for the
+/// whole match.
+///
+/// ```
+/// use xfn_gocompat::goregex::subexp_names;
+/// assert_eq!(subexp_names(r"(?P<a>x)(y)(?:z)[(](?<b>w)\("), ["", "a", "", "b"]);
+/// ```
+pub fn subexp_names(pattern: &str) -> Vec<String> {
+    let mut names = vec![String::new()];
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                if chars.get(i + 1) == Some(&'Q') {
+                    // \Q...\E: literal text.
+                    i += 2;
+                    while i < chars.len() && !(chars[i] == '\\' && chars.get(i + 1) == Some(&'E')) {
+                        i += 1;
+                    }
+                }
+                i += 2;
+            }
+            '[' => {
+                i += 1;
+                if chars.get(i) == Some(&'^') {
+                    i += 1;
+                }
+                if chars.get(i) == Some(&']') {
+                    i += 1;
+                }
+                while i < chars.len() && chars[i] != ']' {
+                    if chars[i] == '\\' {
+                        i += 1;
+                    } else if chars[i] == '[' && chars.get(i + 1) == Some(&':') {
+                        // [:alpha:]
+                        while i < chars.len()
+                            && !(chars[i] == ':' && chars.get(i + 1) == Some(&']'))
+                        {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            '(' => {
+                if chars.get(i + 1) == Some(&'?') {
+                    let rest: String = chars[i + 2..].iter().collect();
+                    let named = rest
+                        .strip_prefix("P<")
+                        .or_else(|| rest.strip_prefix('<'))
+                        .and_then(|r| r.split_once('>'))
+                        .map(|(name, _)| name.to_owned());
+                    if let Some(name) = named {
+                        names.push(name);
+                    }
+                } else {
+                    names.push(String::new());
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    names
+}
+
 fn err(code: &str, expr: &str) -> String {
     format!("error parsing regexp: {code}: `{expr}`")
 }
