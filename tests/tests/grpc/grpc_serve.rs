@@ -1,12 +1,10 @@
 //! `xfn serve` (run in-process) called by real peers: the Python SDK's own
 //! generated client stubs, tonic's health client, and xfn's client shim.
 
-mod grpc_support;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use grpc_support::*;
+use crate::grpc_support::*;
 use serde_json::{Value, json};
 use tonic::Code;
 use xfn_catalog::functions_file::{Loader, read_functions_file};

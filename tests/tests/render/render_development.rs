@@ -2,11 +2,9 @@
 //! gRPC function written with crossplane-function-sdk-python, called
 //! through the Development runtime in plaintext and over mTLS.
 
-mod grpc_support;
-
 use std::path::Path;
 
-use grpc_support::{Certs, PyFunction};
+use crate::grpc_support::{Certs, PyFunction};
 use serde_json::{Value, json};
 use xfn_tests::{run_xfn, wasm_dir};
 

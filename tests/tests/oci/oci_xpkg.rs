@@ -3,11 +3,9 @@
 //! `package.yaml`) and xfn runs (its `io.crossplane.xpkg: wasm` layer),
 //! pushed to a real `docker-registry`, read back with skopeo and with xfn.
 
-mod oci_support;
-
 use std::io::Read as _;
 
-use oci_support::{
+use crate::oci_support::{
     Layout, Registry, hello_wasm, hello_wasm_path, layer, sha256_hex, skopeo_raw, tar_gz, xfn,
     xfn_inspect,
 };
@@ -200,7 +198,7 @@ async fn push_an_xpkg_that_crossplane_installs_and_xfn_runs() {
     ])
     .await
     .expect("xfn pull");
-    let options = oci_support::options(&cache);
+    let options = crate::oci_support::options(&cache);
     let pulled = resolve(&reference, PullPolicy::Never, &options)
         .await
         .expect("cached by the pull");
@@ -331,7 +329,7 @@ async fn push_refuses_a_bad_crossplane_yaml_before_uploading() {
         );
     }
     // Nothing reached the registry.
-    assert!(oci_support::files_under(&registry.storage).is_empty());
+    assert!(crate::oci_support::files_under(&registry.storage).is_empty());
 
     // --name and --package don't go together.
     let err = xfn(&[
@@ -355,7 +353,7 @@ async fn pull_reports_what_crossplane_would_refuse() {
     // image instead, which fails on the wasm layer.
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let hello = hello_wasm();
     let layout = Layout::new();
     let package = tar_gz(&[("package.yaml", CROSSPLANE_YAML.as_bytes())]);

@@ -4,13 +4,11 @@
 //! when the leader is killed, the other takes the Lease and goes on
 //! writing.
 
-mod oci_support;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use oci_support::{Registry, free_port, hello_wasm, options};
+use crate::oci_support::{Registry, free_port, hello_wasm, options};
 use serde_json::{Value, json};
 use xfn_grpc::tls::CertificateAuthority;
 use xfn_grpc::{ClientOptions, ClientTls, GrpcFunction};

@@ -9,15 +9,13 @@
 //! `crossplane-root-ca`, the Service's name as authority and server name,
 //! resolved to 127.0.0.1) and must print what the built-in function prints.
 
-mod oci_support;
-
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use oci_support::{Layout, Registry, layer, options, tar_gz};
+use crate::oci_support::{Layout, Registry, layer, options, tar_gz};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use xfn_cluster::controller;
@@ -532,12 +530,12 @@ async fn broken_packages_are_reported_on_their_revisions_and_the_others_keep_ser
     // A component xfn can pull but not run: it exports nothing.
     push_raw_wasm(
         &registry,
-        &oci_support::component_importing(&[]),
+        &crate::oci_support::component_importing(&[]),
         "fns/no-export:v1",
     );
     let hello = registry.reference("fns/hello:v1");
     xfn_oci::push(
-        oci_support::hello_wasm(),
+        crate::oci_support::hello_wasm(),
         &hello,
         &xfn_oci::PushMetadata::default(),
         &registry_options,

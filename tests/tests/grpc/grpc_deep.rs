@@ -2,11 +2,9 @@
 //! limit, refuses deeper ones with INVALID_ARGUMENT, and keeps serving
 //! (issue 12, item 7).
 
-mod grpc_support;
-
 use std::time::Duration;
 
-use grpc_support::*;
+use crate::grpc_support::*;
 use prost_types::value::Kind;
 use prost_types::{Struct, Value};
 use tonic::Code;

@@ -2,11 +2,9 @@
 //! `xfn push`/`pull`/`inspect`, every accepted layout (built and copied
 //! with skopeo, not by xfn), and interop with skopeo.
 
-mod oci_support;
-
 use std::time::Instant;
 
-use oci_support::{
+use crate::oci_support::{
     Layout, Registry, files_under, hello_wasm, hello_wasm_path, layer, sha256_hex, skopeo_raw,
     tar_gz, xfn,
 };
@@ -100,7 +98,7 @@ async fn push_then_pull_with_the_cli() {
     .expect("xfn pull");
 
     // The pull filled the cache: the registry is no longer needed.
-    let options = oci_support::options(&cache);
+    let options = crate::oci_support::options(&cache);
     let pulled = resolve(&reference, PullPolicy::Never, &options)
         .await
         .expect("cached");
@@ -155,7 +153,7 @@ async fn push_then_pull_with_the_cli() {
 async fn cold_pull_and_warm_resolve_timings() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let reference = registry.reference("functions/hello:timing");
     xfn_oci::push(hello_wasm(), &reference, &Default::default(), &options)
         .await
@@ -194,7 +192,7 @@ async fn skopeo_pulls_what_xfn_pushed() {
     // Marked insecure: plain HTTP straight away, no TLS attempt first.
     let options = xfn_oci::RegistryOptions {
         insecure_registries: vec![registry.addr.clone()],
-        ..oci_support::anonymous_options(dir.path())
+        ..crate::oci_support::anonymous_options(dir.path())
     };
     let reference = registry.reference("interop/hello:v1");
     let pushed = xfn_oci::push(hello_wasm(), &reference, &Default::default(), &options)
@@ -202,7 +200,7 @@ async fn skopeo_pulls_what_xfn_pushed() {
         .expect("push");
 
     let out = dir.path().join("skopeo-dir");
-    let output = std::process::Command::new(oci_support::require("skopeo"))
+    let output = std::process::Command::new(crate::oci_support::require("skopeo"))
         .args(["copy", "--insecure-policy", "--src-tls-verify=false"])
         .arg(format!("docker://{reference}"))
         .arg(format!("dir:{}", out.display()))
@@ -232,7 +230,7 @@ async fn skopeo_pulls_what_xfn_pushed() {
 async fn pulls_a_cncf_artifact_xfn_did_not_write() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let hello = hello_wasm();
     let layout = Layout::new();
     let wasm = layout.blob(&hello);
@@ -267,7 +265,7 @@ async fn pulls_a_cncf_artifact_xfn_did_not_write() {
 async fn pulls_the_older_wasm_media_type() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let hello = hello_wasm();
     let layout = Layout::new();
     let wasm = layout.blob(&hello);
@@ -302,7 +300,7 @@ const PACKAGE_YAML: &str = "apiVersion: meta.pkg.crossplane.io/v1\nkind: Functio
 async fn pulls_an_xpkg_with_a_wasm_layer_and_reads_package_yaml() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let hello = hello_wasm();
     let layout = Layout::new();
     // A "fat" xpkg: a runtime layer, the package.yaml base layer, the wasm.
@@ -365,7 +363,7 @@ async fn pulls_an_xpkg_with_a_wasm_layer_and_reads_package_yaml() {
 async fn picks_the_wasm_entry_of_an_image_index() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let hello = hello_wasm();
     let layout = Layout::new();
     let wasm = layout.blob(&hello);
@@ -424,7 +422,7 @@ async fn picks_the_wasm_entry_of_an_image_index() {
 async fn refuses_a_container_image_without_wasm() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let layout = Layout::new();
     let runtime = layout.blob(&tar_gz(&[("function", b"binary")]));
     let config = layout.json(&json!({"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": []}}));

@@ -10,11 +10,9 @@
 //! Skipped, with the reason, only when the Go peer can't be built here (its
 //! Debian packages missing: `make deps` installs them).
 
-mod grpc_support;
-
 use std::time::Duration;
 
-use grpc_support::*;
+use crate::grpc_support::*;
 use serde_json::{Value, json};
 use xfn_grpc::connect;
 use xfn_runtime::Function as _;

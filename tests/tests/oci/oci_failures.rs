@@ -4,9 +4,7 @@
 //! from a warm cache. Each failure names the reference and leaves nothing
 //! half-written in the cache.
 
-mod oci_support;
-
-use oci_support::{Layout, Registry, component_importing, files_under, hello_wasm, layer};
+use crate::oci_support::{Layout, Registry, component_importing, files_under, hello_wasm, layer};
 use serde_json::json;
 use xfn_oci::{Error, PullPolicy, RegistryOptions, resolve};
 
@@ -33,7 +31,7 @@ fn assert_cache_empty(options: &RegistryOptions) {
 async fn refuses_a_tampered_blob() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let (reference, pushed) = push_hello(&registry, &options, "tampered/hello:v1").await;
 
     // Corrupt the layer in the registry's own storage: same size, one byte off.
@@ -84,7 +82,7 @@ async fn refuses_a_tampered_blob() {
 async fn works_offline_from_a_warm_cache() {
     let mut registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let (reference, pushed) = push_hello(&registry, &options, "offline/hello:v1").await;
 
     let err = resolve(&reference, PullPolicy::Never, &options)
@@ -132,7 +130,7 @@ async fn works_offline_from_a_warm_cache() {
 async fn refetches_a_corrupted_cache_entry() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let (reference, _) = push_hello(&registry, &options, "corrupt/hello:v1").await;
     let pulled = resolve(&reference, PullPolicy::IfNotPresent, &options)
         .await
@@ -176,8 +174,8 @@ async fn refetches_a_corrupted_cache_entry() {
 #[tokio::test]
 async fn reports_a_registry_that_is_down() {
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
-    let port = oci_support::free_port();
+    let options = crate::oci_support::anonymous_options(dir.path());
+    let port = crate::oci_support::free_port();
     let reference = format!("127.0.0.1:{port}/down/hello:v1");
     for policy in [PullPolicy::IfNotPresent, PullPolicy::Always] {
         let err = resolve(&reference, policy, &options).await.unwrap_err();
@@ -200,7 +198,7 @@ async fn reports_a_registry_that_is_down() {
 async fn reports_unknown_repositories_and_tags() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     push_hello(&registry, &options, "known/hello:v1").await;
     for missing in ["known/hello:v2", "unknown/repo:v1"] {
         let reference = registry.reference(missing);
@@ -221,7 +219,7 @@ async fn reports_unknown_repositories_and_tags() {
 async fn refuses_a_layer_over_the_size_limit() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let (reference, pushed) = push_hello(&registry, &options, "big/hello:v1").await;
     let small = RegistryOptions {
         max_layer_size: 64 << 10,
@@ -256,7 +254,7 @@ async fn refuses_a_layer_over_the_size_limit() {
 async fn refuses_a_component_importing_outside_the_world() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let rogue =
         component_importing(&["xfn:function/log@0.1.0", "wasi:http/outgoing-handler@0.2.0"]);
 
@@ -315,7 +313,7 @@ async fn refuses_a_component_importing_outside_the_world() {
 async fn refuses_a_core_module() {
     let registry = Registry::start();
     let dir = tempfile::tempdir().unwrap();
-    let options = oci_support::anonymous_options(dir.path());
+    let options = crate::oci_support::anonymous_options(dir.path());
     let module = wasm_encoder::Module::new().finish();
     let layout = Layout::new();
     let wasm = layout.blob(&module);
@@ -350,17 +348,17 @@ async fn refuses_a_core_module() {
 /// Options for a hostile loopback registry: plain HTTP, an empty cache.
 fn hostile_options(
     dir: &std::path::Path,
-    registry: &oci_support::hostile::Hostile,
+    registry: &crate::oci_support::hostile::Hostile,
 ) -> RegistryOptions {
     RegistryOptions {
         insecure_registries: vec![registry.addr.clone()],
-        ..oci_support::anonymous_options(dir)
+        ..crate::oci_support::anonymous_options(dir)
     }
 }
 
 #[tokio::test]
 async fn refuses_an_endless_manifest_while_reading_it() {
-    use oci_support::hostile::{Hostile, Misbehaviour};
+    use crate::oci_support::hostile::{Hostile, Misbehaviour};
     // Up to 256 MiB if nothing stops reading; the limit is 4 MiB.
     let registry = Hostile::start(Misbehaviour::EndlessManifest { cap: 256 << 20 }).await;
     let dir = tempfile::tempdir().unwrap();
@@ -385,7 +383,7 @@ async fn refuses_an_endless_manifest_while_reading_it() {
 
 #[tokio::test]
 async fn refuses_an_endless_token_response_while_reading_it() {
-    use oci_support::hostile::{Hostile, Misbehaviour};
+    use crate::oci_support::hostile::{Hostile, Misbehaviour};
     // Up to 256 MiB if nothing stops reading; the limit is 1 MiB.
     let registry = Hostile::start(Misbehaviour::EndlessToken { cap: 256 << 20 }).await;
     let dir = tempfile::tempdir().unwrap();
@@ -407,7 +405,7 @@ async fn refuses_an_endless_token_response_while_reading_it() {
 
 #[tokio::test]
 async fn a_bearer_token_from_the_registrys_realm_is_sent_with_each_request() {
-    use oci_support::hostile::{Hostile, Misbehaviour};
+    use crate::oci_support::hostile::{Hostile, Misbehaviour};
     // The registry answers 404 to a manifest request that carries its token
     // and 401 to one that doesn't: NotFound shows the token was sent.
     let registry = Hostile::start(Misbehaviour::TokenAuth).await;
@@ -423,7 +421,7 @@ async fn a_bearer_token_from_the_registrys_realm_is_sent_with_each_request() {
 
 #[tokio::test]
 async fn a_pull_that_drips_stops_at_its_deadline() {
-    use oci_support::hostile::{Hostile, Misbehaviour};
+    use crate::oci_support::hostile::{Hostile, Misbehaviour};
     // A byte every 200 ms never trips the 60 s read timeout; 2,000 bytes
     // would take 400 s.
     let registry = Hostile::start(Misbehaviour::Drip {

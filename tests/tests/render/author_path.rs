@@ -12,13 +12,11 @@
 //! which the `cargo test` running this test keeps locked. That directory
 //! is kept, so only the first run compiles the crate's dependencies.
 
-mod oci_support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use oci_support::Registry;
+use crate::oci_support::Registry;
 use xfn_tests::{Run, run_xfn};
 
 /// Longest a cargo step may take (the first run compiles dependencies on

@@ -2,11 +2,9 @@
 //! with htpasswd basic auth (Docker config, pull secret, wrong password,
 //! anonymous), one serving TLS with a certificate from a test CA.
 
-mod oci_support;
-
+use crate::oci_support::{Registry, RegistryConfig, files_under, hello_wasm, xfn};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use oci_support::{Registry, RegistryConfig, files_under, hello_wasm, xfn};
 use xfn_oci::{Error, PullPolicy, RegistryOptions, resolve};
 
 const USER: &str = "crossplane";
@@ -41,12 +39,12 @@ async fn basic_auth_from_the_docker_config() {
     let dir = tempfile::tempdir().unwrap();
     let good = RegistryOptions {
         docker_config: Some(docker_config(dir.path(), &registry.addr, USER, PASSWORD)),
-        ..oci_support::options(&dir.path().join("cache"))
+        ..crate::oci_support::options(&dir.path().join("cache"))
     };
     let reference = registry.reference("private/hello:v1");
 
     // The CLI pushes with the Docker config's credentials.
-    let hello_path = oci_support::hello_wasm_path();
+    let hello_path = crate::oci_support::hello_wasm_path();
     let config_arg = good
         .docker_config
         .as_ref()
@@ -74,7 +72,7 @@ async fn basic_auth_from_the_docker_config() {
         cache_dir: dir.path().join("cache-wrong"),
         ..good.clone()
     };
-    let anonymous = oci_support::options(&dir.path().join("cache-anonymous"));
+    let anonymous = crate::oci_support::options(&dir.path().join("cache-anonymous"));
     for options in [&wrong, &anonymous] {
         let err = resolve(&reference, PullPolicy::Always, options)
             .await
@@ -108,7 +106,7 @@ async fn basic_auth_from_a_pull_secret() {
     let dir = tempfile::tempdir().unwrap();
     let pusher = RegistryOptions {
         docker_config: Some(docker_config(dir.path(), &registry.addr, USER, PASSWORD)),
-        ..oci_support::options(&dir.path().join("push-cache"))
+        ..crate::oci_support::options(&dir.path().join("push-cache"))
     };
     let reference = registry.reference("private/hello:v1");
     xfn_oci::push(hello_wasm(), &reference, &Default::default(), &pusher)
@@ -133,7 +131,7 @@ async fn basic_auth_from_a_pull_secret() {
     let cache = dir.path().join("cache");
     let options = RegistryOptions {
         pull_secrets: vec![secret.clone()],
-        ..oci_support::options(&cache)
+        ..crate::oci_support::options(&cache)
     };
     let pulled = resolve(&reference, PullPolicy::Always, &options)
         .await
@@ -142,7 +140,7 @@ async fn basic_auth_from_a_pull_secret() {
 
     // The CLI takes the same file.
     let cache2 = dir.path().join("cache2");
-    let empty = oci_support::options(&cache2).docker_config.unwrap();
+    let empty = crate::oci_support::options(&cache2).docker_config.unwrap();
     xfn(&[
         "pull",
         &reference,
@@ -173,11 +171,11 @@ async fn tls_with_a_test_ca() {
     let dir = tempfile::tempdir().unwrap();
     let options = RegistryOptions {
         ca_certs: vec![ca.clone()],
-        ..oci_support::options(&dir.path().join("cache"))
+        ..crate::oci_support::options(&dir.path().join("cache"))
     };
     let reference = registry.reference("tls/hello:v1");
 
-    let hello_path = oci_support::hello_wasm_path();
+    let hello_path = crate::oci_support::hello_wasm_path();
     let docker_config = options.docker_config.clone().unwrap();
     xfn(&[
         "push",
@@ -196,7 +194,7 @@ async fn tls_with_a_test_ca() {
     assert_eq!(pulled.wasm, hello_wasm());
 
     // Without the CA the certificate is not trusted, and xfn says what to do.
-    let untrusted = oci_support::options(&dir.path().join("cache-untrusted"));
+    let untrusted = crate::oci_support::options(&dir.path().join("cache-untrusted"));
     let err = resolve(&reference, PullPolicy::Always, &untrusted)
         .await
         .unwrap_err();

@@ -2,13 +2,11 @@
 //! crossplane-function-sdk-python, in plaintext and over mTLS, alone and in
 //! a pipeline with wasm steps.
 
-mod grpc_support;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use grpc_support::*;
+use crate::grpc_support::*;
 use serde_json::{Value, json};
 use xfn_grpc::{ClientTls, GrpcFunction, connect};
 use xfn_runtime::pipeline::{NoResources, Pipeline, Step};

@@ -1,11 +1,9 @@
 //! `xfn render` with a function pulled from a real registry: pushed with
 //! `xfn push`, rendered from the registry, then from the cache alone.
 
-mod oci_support;
-
 use std::path::{Path, PathBuf};
 
-use oci_support::Registry;
+use crate::oci_support::Registry;
 use xfn_tests::{run_xfn, wasm_dir};
 
 fn docs_dir() -> PathBuf {
@@ -101,7 +99,7 @@ fn the_docs_example_renders_from_a_registry_and_then_from_the_cache() {
 #[test]
 fn a_package_that_is_not_cached_and_not_reachable_is_a_clear_error() {
     let work = tempfile::tempdir().expect("tempdir");
-    let port = oci_support::free_port();
+    let port = crate::oci_support::free_port();
     let functions = work.path().join("functions.yaml");
     std::fs::write(
         &functions,
