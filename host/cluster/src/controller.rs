@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tracing::Instrument as _;
 use futures_util::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service};
@@ -161,13 +162,27 @@ fn owning_revision<K: Resource>(object: K) -> Option<ObjectRef<FunctionRevision>
         .map(|o| ObjectRef::new(&o.name))
 }
 
+/// Reconciles one revision in a span of its own, counting the run, its
+/// result and its duration (`xfn_reconciles_total`,
+/// `xfn_reconcile_duration_seconds`).
 async fn reconcile(
     revision: Arc<FunctionRevision>,
     writer: Arc<Writer>,
 ) -> Result<Action, ReconcileError> {
-    let outcome = writer.reconcile(&revision).await?;
     let name = super::for_log(&revision.name_any());
-    tracing::debug!("{name}: {}", super::for_log(&format!("{outcome:?}")));
+    let span = tracing::info_span!("reconcile", revision = %name);
+    let started = std::time::Instant::now();
+    let outcome = writer.reconcile(&revision).instrument(span.clone()).await;
+    let _entered = span.enter();
+    let result = match &outcome {
+        Ok(Outcome::Deactivated) => "deactivated",
+        Ok(Outcome::Healthy { .. }) => "healthy",
+        Ok(Outcome::Unhealthy { .. }) => "unhealthy",
+        Err(error) => error.metric_label(),
+    };
+    xfn_runtime::metrics::record_reconcile(result, started.elapsed());
+    let outcome = outcome?;
+    tracing::debug!("{}", super::for_log(&format!("{outcome:?}")));
     Ok(match outcome {
         Outcome::Deactivated => Action::await_change(),
         Outcome::Healthy { .. } => Action::requeue(RESYNC),

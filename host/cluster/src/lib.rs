@@ -16,6 +16,8 @@
 //! Everything the controller makes is owned by the revision, so it goes
 //! when the revision goes.
 
+#![forbid(unsafe_code)]
+
 pub mod controller;
 pub mod crd;
 pub mod lease;

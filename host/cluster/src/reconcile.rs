@@ -76,6 +76,15 @@ pub enum ReconcileError {
     },
 }
 
+impl ReconcileError {
+    /// The error's kind as a metric label.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            ReconcileError::Api { .. } => "api_error",
+        }
+    }
+}
+
 fn api_error(action: impl Into<String>) -> impl FnOnce(kube::Error) -> ReconcileError {
     let action = action.into();
     move |error| ReconcileError::Api { action, error }

@@ -18,6 +18,8 @@
 //! Every blob is checked against its digest before use, and every error
 //! names the reference it concerns ([`Error`]).
 
+#![forbid(unsafe_code)]
+
 mod auth;
 pub mod base_layer;
 mod body;

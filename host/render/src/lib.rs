@@ -7,6 +7,8 @@
 //! [`render`] runs the pipeline and shapes its output ([`output`], one
 //! module per output mode), and [`Outputs::to_yaml`] prints it.
 
+#![forbid(unsafe_code)]
+
 pub mod context_fn;
 pub mod engine_compat;
 mod fetch;

@@ -46,6 +46,8 @@ struct Metrics {
     instances: Gauge,
     compile_cache: Family<ResultLabels, Counter>,
     pulls: Family<ResultLabels, Counter>,
+    reconciles: Family<ResultLabels, Counter>,
+    reconcile_latency: Family<ResultLabels, Histogram, fn() -> Histogram>,
     /// The registry pulls already counted in `pulls`: (ok, error).
     pulls_counted: std::sync::Mutex<(u64, u64)>,
 }
@@ -95,6 +97,19 @@ fn metrics() -> &'static Metrics {
             "Function packages fetched from a registry, by result (ok or error)",
             pulls.clone(),
         );
+        let reconciles = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "reconciles",
+            "FunctionRevision reconciles of the controller, by result (healthy, unhealthy, deactivated or api_error)",
+            reconciles.clone(),
+        );
+        let reconcile_latency: Family<ResultLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "reconcile_duration_seconds",
+            "Time a FunctionRevision reconcile took, by result",
+            reconcile_latency.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -103,6 +118,8 @@ fn metrics() -> &'static Metrics {
             instances,
             compile_cache,
             pulls,
+            reconciles,
+            reconcile_latency,
             pulls_counted: std::sync::Mutex::new((0, 0)),
         }
     })
@@ -122,6 +139,17 @@ pub fn record_call(function: Arc<str>, result: &'static str, elapsed: Duration) 
 /// Records a call that no served function matched.
 pub fn record_unrouted() {
     metrics().unrouted.inc();
+}
+
+/// Records one reconcile of the controller that ended with `result`
+/// (`healthy`, `unhealthy`, `deactivated` or `api_error`) after `elapsed`.
+pub fn record_reconcile(result: &'static str, elapsed: Duration) {
+    let m = metrics();
+    let labels = ResultLabels { result };
+    m.reconciles.get_or_create(&labels).inc();
+    m.reconcile_latency
+        .get_or_create(&labels)
+        .observe(elapsed.as_secs_f64());
 }
 
 /// Records a compile-cache lookup.
@@ -242,6 +270,18 @@ mod tests {
             assert_eq!(count, want, "bucket le={le}: {text}");
         }
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn reconciles_are_counted_by_result_with_their_duration() {
+        record_reconcile("api_error", Duration::from_millis(2));
+        let text = render();
+        let count = |result: &str| sample(&text, &format!("xfn_reconciles_total{{result=\"{result}\"}}"));
+        assert!(count("api_error").is_some_and(|n| n >= 1.0), "{text}");
+        assert!(
+            text.contains(r#"xfn_reconcile_duration_seconds_count{result="api_error"}"#),
+            "{text}"
+        );
     }
 
     #[test]

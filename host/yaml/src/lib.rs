@@ -18,6 +18,8 @@
 //! Go's own output depends on its random map order; and outside ASCII,
 //! "letter" is approximated with Rust's alphabetic property.
 
+#![forbid(unsafe_code)]
+
 mod chars;
 pub mod duplicates;
 mod emitter;

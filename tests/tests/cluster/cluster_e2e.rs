@@ -223,14 +223,7 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
     );
 
     // Crossplane's objects.
-    let fake = FakeApiServer::new();
-    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
-        NS,
-        ca.cert_pem(),
-        &ca.key_pem(),
-    ))
-    .unwrap();
+    let (fake, ca) = crate::fake_with_root_ca(NS);
     let client_files = ca.issue_client("crossplane").unwrap();
     fake.insert(secret(
         "crossplane-tls-client",
@@ -543,14 +536,7 @@ async fn broken_packages_are_reported_on_their_revisions_and_the_others_keep_ser
     .await
     .expect("push hello");
 
-    let fake = FakeApiServer::new();
-    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
-        NS,
-        ca.cert_pem(),
-        &ca.key_pem(),
-    ))
-    .unwrap();
+    let (fake, ca) = crate::fake_with_root_ca(NS);
     for (name, image) in [
         ("function-module", registry.reference("fns/core-module:v1")),
         ("function-no-export", registry.reference("fns/no-export:v1")),

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use crate::oci_support::{Registry, free_port, hello_wasm, options};
 use serde_json::{Value, json};
-use xfn_grpc::tls::CertificateAuthority;
 use xfn_grpc::{ClientOptions, ClientTls, GrpcFunction};
 use xfn_kube_fake::FakeApiServer;
 use xfn_runtime::Function as _;
@@ -141,16 +140,9 @@ async fn two_replicas_serve_and_the_lease_moves_when_the_leader_dies() {
     .await
     .expect("push");
 
-    let fake = FakeApiServer::new();
+    let (fake, ca) = crate::fake_with_root_ca(NS);
     let (api, _api_handle) = fake.serve("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let api = format!("http://{api}");
-    let ca = CertificateAuthority::generate("crossplane-root-ca").unwrap();
-    fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
-        NS,
-        ca.cert_pem(),
-        &ca.key_pem(),
-    ))
-    .unwrap();
     function_and_revision(&fake, "function-hello", &image);
     let client_tls = ClientTls {
         files: ca.issue_client("crossplane").unwrap(),
