@@ -15,7 +15,7 @@ VENV := .venv
 PY_SDK_VERSION := 0.15.1
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr xfn-test-scripted
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr
 
 .PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
 

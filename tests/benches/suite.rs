@@ -986,7 +986,7 @@ impl Suite {
             ("function-hello".to_owned(), wasm.join("hello.wasm")),
             (
                 "function-loop".to_owned(),
-                wasm.join("xfn_test_scripted.wasm"),
+                xfn_tests::scripted_wasm(),
             ),
         ];
         let cache = tempfile::tempdir().expect("temp dir");

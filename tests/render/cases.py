@@ -2,7 +2,7 @@
 """Writes the render golden cases: inputs, arguments and expected documents.
 
 Each case directory under tests/render/cases/ holds its inputs, `args` (the
-arguments to `xfn render`; ${WASM} is the directory of the test components)
+arguments to `xfn render`; ${WASM} is the directory of the first-party functions, ${GUESTS} that of the test guests)
 and either `expected.json` (the documents render must print, one JSON object
 per line) or `expected-error.txt` (the exact error line on stderr).
 
@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
 T = "2024-01-01T00:00:00Z"
 FN = "function-scripted"
-WASM_ARG = ["-a", "render.crossplane.io/runtime-wasm-module=${WASM}/xfn_test_scripted.wasm"]
+WASM_ARG = ["-a", "render.crossplane.io/runtime-wasm-module=${GUESTS}/xfn_test_scripted.wasm"]
 
 
 def xr(name="test-render", namespace=None, labels=None, spec=None, api="nop.example.org/v1alpha1", kind="XNopResource"):

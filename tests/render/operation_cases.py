@@ -24,7 +24,7 @@ CASES = os.path.join(HERE, "operation-cases")
 T = "2024-01-01T00:00:00Z"
 OPS = "ops.crossplane.io/v1alpha1"
 FN = "function-scripted"
-SCRIPTED = ["-a", "render.crossplane.io/runtime-wasm-module=${WASM}/xfn_test_scripted.wasm"]
+SCRIPTED = ["-a", "render.crossplane.io/runtime-wasm-module=${GUESTS}/xfn_test_scripted.wasm"]
 ANNOTATE = ["-a", "render.crossplane.io/runtime-wasm-module=${WASM}/function_annotate.wasm"]
 
 

@@ -1,20 +1,22 @@
 //! Golden-file cases of the render commands: a directory holds the inputs,
-//! `args` (a JSON list; `${WASM}` is the directory of the test components)
+//! `args` (a JSON list; `${WASM}` is the directory of the first-party
+//! functions, `${GUESTS}` that of the test guests)
 //! and either `expected.yaml` (stdout, byte for byte, made by the reference
 //! YAML emitter) or `expected-error.txt` (stderr, exit 1, nothing on stdout).
 
 use std::path::{Path, PathBuf};
 
-use crate::{Run, run_xfn, wasm_dir};
+use crate::{Run, run_xfn, test_guests_dir, wasm_dir};
 
 /// Runs the case in `dir`.
 pub fn run_case(dir: &Path) -> Run {
     let args_text = std::fs::read_to_string(dir.join("args")).expect("args");
     let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
-    let wasm = wasm_dir();
+    let wasm = wasm_dir().display().to_string();
+    let guests = test_guests_dir().display().to_string();
     let args: Vec<String> = args
         .iter()
-        .map(|a| a.replace("${WASM}", &wasm.display().to_string()))
+        .map(|a| a.replace("${WASM}", &wasm).replace("${GUESTS}", &guests))
         .collect();
     run_xfn(dir, &args)
 }

@@ -87,12 +87,30 @@ pub async fn eventually(
     }
 }
 
-/// The bytes of a built component, e.g. `xfn_test_scripted`.
+/// Where this crate's build script put the test guests (`tests/guests/*`),
+/// such as `xfn_test_scripted.wasm`.
+pub fn test_guests_dir() -> PathBuf {
+    PathBuf::from(env!("XFN_TEST_GUESTS_DIR"))
+}
+
+/// The scripted test function's component file.
+pub fn scripted_wasm() -> PathBuf {
+    test_guests_dir().join("xfn_test_scripted.wasm")
+}
+
+/// The bytes of a built component: a test guest (e.g. `xfn_test_scripted`,
+/// built by this crate's build script) or a first-party function (e.g.
+/// `hello`, in [`wasm_dir`]).
 ///
-/// Panics with a hint when the component isn't built: these tests need
+/// Panics with a hint when the component isn't built: the functions need
 /// `make wasm` (which `make test` runs) first.
 pub fn component(name: &str) -> Vec<u8> {
-    let path = wasm_dir().join(format!("{name}.wasm"));
+    let guest = test_guests_dir().join(format!("{name}.wasm"));
+    let path = if guest.is_file() {
+        guest
+    } else {
+        wasm_dir().join(format!("{name}.wasm"))
+    };
     std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; build the test components with `make wasm`",

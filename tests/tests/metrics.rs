@@ -63,7 +63,7 @@ async fn serve_counts_calls_by_function_and_result_with_latency_and_instances() 
             .arg("--function")
             .arg(format!(
                 "function-a={}",
-                wasm.join("xfn_test_scripted.wasm").display()
+                xfn_tests::scripted_wasm().display()
             ))
             .arg("--function")
             .arg(format!("function-b={}", wasm.join("hello.wasm").display()))

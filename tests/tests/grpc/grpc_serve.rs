@@ -879,7 +879,7 @@ async fn requests_over_the_receive_limit_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn functions_come_from_a_functions_file_and_reload_when_it_changes() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let scripted = xfn_tests::wasm_dir().join("xfn_test_scripted.wasm");
+    let scripted = xfn_tests::scripted_wasm();
     let file = dir.path().join("functions.yaml");
     let function_a = format!(
         "apiVersion: pkg.crossplane.io/v1\nkind: Function\nmetadata:\n  name: function-a\n  annotations:\n    \

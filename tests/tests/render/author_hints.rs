@@ -20,7 +20,7 @@ fn component_without_export() -> Vec<u8> {
 }
 
 fn scripted() -> PathBuf {
-    wasm_dir().join("xfn_test_scripted.wasm")
+    xfn_tests::scripted_wasm()
 }
 
 /// A Function named `name` whose module is `module`.

@@ -20,7 +20,7 @@ fn write_case(dir: &Path) {
                  "mode": "Pipeline",
                  "pipeline": [{"step": "say-hello", "functionRef": {"name": "function-scripted"},
                                "input": {"log": "hello from the guest", "stderrBytes": 5}}]}});
-    let module = wasm_dir().join("xfn_test_scripted.wasm");
+    let module = xfn_tests::scripted_wasm();
     let functions = json!({"apiVersion": "pkg.crossplane.io/v1", "kind": "Function",
         "metadata": {"name": "function-scripted",
                      "annotations": {"render.crossplane.io/runtime-wasm-module": module}},

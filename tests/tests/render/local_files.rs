@@ -22,8 +22,7 @@ fn case() -> tempfile::TempDir {
 }
 
 fn module() -> String {
-    wasm_dir()
-        .join("xfn_test_scripted.wasm")
+    xfn_tests::scripted_wasm()
         .display()
         .to_string()
 }

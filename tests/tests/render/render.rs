@@ -224,7 +224,7 @@ fn a_duplicate_key_keeps_its_last_value_and_is_warned_about() {
     let xr = "apiVersion: nop.example.org/v1alpha1\nkind: XNopResource\nmetadata:\n  \
               name: test-render\nspec:\n  coolField: first\n  coolField: last\n";
     std::fs::write(dir.path().join("xr.yaml"), xr).expect("write the XR");
-    let module = wasm_dir().join("xfn_test_scripted.wasm");
+    let module = xfn_tests::scripted_wasm();
     let args = [
         "render",
         "xr.yaml",

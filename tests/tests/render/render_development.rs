@@ -27,7 +27,7 @@ fn render_mixed(python_annotations: &str) -> xfn_tests::Run {
                  "pipeline": [step("first", "function-scripted"), step("python", "function-python"), step("last", "function-scripted")]}
     });
     write(dir.path(), "composition.yaml", &composition.to_string());
-    let scripted = wasm_dir().join("xfn_test_scripted.wasm");
+    let scripted = xfn_tests::scripted_wasm();
     write(
         dir.path(),
         "functions.yaml",
