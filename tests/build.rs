@@ -25,7 +25,14 @@ fn main() {
     let mut build = Command::new(cargo);
     build
         .current_dir(&workspace)
-        .args(["build", "--quiet", "--profile", "wasm", "--target", "wasm32-wasip2"])
+        .args([
+            "build",
+            "--quiet",
+            "--profile",
+            "wasm",
+            "--target",
+            "wasm32-wasip2",
+        ])
         .arg("--target-dir")
         .arg(&target)
         // The outer build's settings are for the host, not for the guests.
@@ -37,7 +44,10 @@ fn main() {
         build.args(["-p", package]);
         println!("cargo:rerun-if-changed={}", manifest.join(dir).display());
     }
-    println!("cargo:rerun-if-changed={}", workspace.join("guest-sdk").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        workspace.join("guest-sdk").display()
+    );
     println!("cargo:rerun-if-changed={}", workspace.join("wit").display());
     match build.status() {
         Ok(status) if status.success() => {}

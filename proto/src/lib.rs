@@ -17,18 +17,21 @@
 //! [`FILE_DESCRIPTOR_SET`] holds the encoded descriptors of both packages and their
 //! imports, for gRPC reflection.
 
-/// `apiextensions.fn.proto.v1`: the current function protocol.
 pub mod codec;
 pub mod depth;
 pub mod json;
 
 pub use depth::{MAX_MESSAGE_DEPTH, with_deep_stack};
 
+/// `apiextensions.fn.proto.v1`: the current function protocol. The
+/// generated messages carry the proto file's own comments.
+#[allow(missing_docs)]
 pub mod v1 {
     include!(concat!(env!("OUT_DIR"), "/apiextensions.r#fn.proto.v1.rs"));
 }
 
 /// `apiextensions.fn.proto.v1beta1`: the previous package, wire-identical to [`v1`].
+#[allow(missing_docs)]
 pub mod v1beta1 {
     include!(concat!(
         env!("OUT_DIR"),
@@ -52,8 +55,9 @@ pub const V1BETA1_SERVICE_NAME: &str = "apiextensions.fn.proto.v1beta1.FunctionR
 /// decoding the bytes as `T`.
 ///
 /// This is how Crossplane and its SDKs convert between v1 and v1beta1. It fails
-/// only if decoding fails, e.g. when a `Struct` nests deeper than prost's
-/// recursion limit allows.
+/// only if decoding fails: bytes that are not a `T`. (prost's recursion
+/// limit is off in this workspace; depth is bounded by [`depth`] before a
+/// message is decoded.)
 pub fn transcode<T, M>(msg: &M) -> Result<T, prost::DecodeError>
 where
     T: prost::Message + Default + depth::Checked,

@@ -984,10 +984,7 @@ impl Suite {
         let wasm = xfn_tests::wasm_dir();
         let functions = [
             ("function-hello".to_owned(), wasm.join("hello.wasm")),
-            (
-                "function-loop".to_owned(),
-                xfn_tests::scripted_wasm(),
-            ),
+            ("function-loop".to_owned(), xfn_tests::scripted_wasm()),
         ];
         let cache = tempfile::tempdir().expect("temp dir");
         // Call threads: one per core, as `xfn serve` runs by default.

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tracing::Instrument as _;
 use futures_util::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Secret, Service};
@@ -20,6 +19,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::watch;
+use tracing::Instrument as _;
 
 use super::crd::FunctionRevision;
 use super::objects::MANAGED_BY;

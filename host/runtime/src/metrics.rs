@@ -276,7 +276,12 @@ mod tests {
     fn reconciles_are_counted_by_result_with_their_duration() {
         record_reconcile("api_error", Duration::from_millis(2));
         let text = render();
-        let count = |result: &str| sample(&text, &format!("xfn_reconciles_total{{result=\"{result}\"}}"));
+        let count = |result: &str| {
+            sample(
+                &text,
+                &format!("xfn_reconciles_total{{result=\"{result}\"}}"),
+            )
+        };
         assert!(count("api_error").is_some_and(|n| n >= 1.0), "{text}");
         assert!(
             text.contains(r#"xfn_reconcile_duration_seconds_count{result="api_error"}"#),

@@ -536,7 +536,7 @@ async fn broken_packages_are_reported_on_their_revisions_and_the_others_keep_ser
     .await
     .expect("push hello");
 
-    let (fake, ca) = crate::fake_with_root_ca(NS);
+    let (fake, _ca) = crate::fake_with_root_ca(NS);
     for (name, image) in [
         ("function-module", registry.reference("fns/core-module:v1")),
         ("function-no-export", registry.reference("fns/no-export:v1")),

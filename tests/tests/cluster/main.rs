@@ -20,8 +20,8 @@ fn fake_with_root_ca(
     xfn_grpc::tls::CertificateAuthority,
 ) {
     let fake = xfn_kube_fake::FakeApiServer::new();
-    let ca = xfn_grpc::tls::CertificateAuthority::generate("crossplane-root-ca")
-        .expect("a root CA");
+    let ca =
+        xfn_grpc::tls::CertificateAuthority::generate("crossplane-root-ca").expect("a root CA");
     fake.insert(xfn_kube_fake::crossplane::root_ca_secret(
         namespace,
         ca.cert_pem(),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use xfn_tests::{Run, free_port, run_xfn, run_xfn_within, wasm_dir};
+use xfn_tests::{Run, free_port, run_xfn, run_xfn_within};
 
 const MODULE: &str = "render.crossplane.io/runtime-wasm-module";
 

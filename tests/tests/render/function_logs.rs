@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::json;
 use xfn_runtime::HostConfig;
 use xfn_runtime::protocol::RunFunctionRequest;
-use xfn_tests::{Run, load, runtime, wasm_dir, xfn_bin};
+use xfn_tests::{Run, load, runtime, xfn_bin};
 
 /// A render case whose one step, `say-hello`, logs a line at info level
 /// and writes `eeeee` to stderr.

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use xfn_tests::{Run, run_xfn_within, wasm_dir};
+use xfn_tests::{Run, run_xfn_within};
 
 /// Every run here is refused before anything runs; it used to hang.
 const LIMIT: Duration = Duration::from_secs(60);
@@ -22,9 +22,7 @@ fn case() -> tempfile::TempDir {
 }
 
 fn module() -> String {
-    xfn_tests::scripted_wasm()
-        .display()
-        .to_string()
+    xfn_tests::scripted_wasm().display().to_string()
 }
 
 /// `xfn render` of the case in `dir`, with `module` as every function's

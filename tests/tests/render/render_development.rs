@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::grpc_support::{Certs, PyFunction};
 use serde_json::{Value, json};
-use xfn_tests::{run_xfn, wasm_dir};
+use xfn_tests::run_xfn;
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).expect("write input");
