@@ -1,0 +1,187 @@
+//! Differential test of the template engine against Go: every case of
+//! `tests/differential/*.jsonl` (a template and its data) and every
+//! generated case is executed by the Go oracle (`oracle/`, text/template
+//! and sprig from Debian) and by this port, and their outputs or error
+//! texts must be equal. Skips with a message where Go is missing.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use function_go_templating::render::{Renderer, SeededEnv};
+use function_go_templating::template::Value;
+use serde_json::{Value as J, json};
+
+fn oracle() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("XFN_GOTMPL_ORACLE") {
+        return Some(PathBuf::from(p));
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(root.join("oracle/build.sh"))
+        .arg("--no-install")
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some(PathBuf::from(path))
+}
+
+fn file_cases() -> Vec<J> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/differential");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/differential")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("read cases");
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() || line.starts_with("//") {
+                continue;
+            }
+            let c: J = serde_json::from_str(line).unwrap_or_else(|e| panic!("{}:{}: {e}", f.display(), i + 1));
+            cases.push(c);
+        }
+    }
+    cases
+}
+
+/// Values of many Go types, as template expressions over the standard data.
+const OPERANDS: &[&str] = &[
+    "1", "0", "-3", "2.5", "1e6", "\"a\"", "\"\"", "\"12\"", "\"3.7\"", "\"0x1F\"", "true", "false", "nil", ".i", ".f",
+    ".s", ".b", ".n", ".l", ".m", ".e", ".missing", ".ls", "(list 1 2)", "(dict \"k\" 1)",
+];
+
+/// One- and two-argument calls of functions over every operand.
+fn generated_cases() -> Vec<J> {
+    let unary = [
+        "len", "not", "print", "println", "html", "urlquery", "js", "toString", "int", "int64", "float64", "empty",
+        "toJson", "typeOf", "kindOf", "quote", "squote", "upper", "lower", "trim", "b64enc", "b64dec", "first", "last",
+        "rest", "initial", "reverse", "uniq", "compact", "toStrings", "sortAlpha", "keys", "values", "base", "toYaml",
+        "fromYaml", "fromJson", "atoi", "add1", "until", "coalesce", "cat",
+    ];
+    let binary = [
+        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "index", "add", "sub", "mul", "div", "mod", "max", "min",
+        "default", "contains", "hasPrefix", "hasSuffix", "trimPrefix", "trimSuffix", "join", "split", "splitList",
+        "trunc", "indent", "nindent", "repeat", "get", "hasKey", "has", "append", "prepend", "without", "printf",
+        "kindIs", "typeIs", "dict", "list",
+    ];
+    let mut out = Vec::new();
+    for f in unary {
+        for a in OPERANDS {
+            out.push(json!({ "template": format!("{{{{ {f} {a} }}}}") }));
+        }
+    }
+    for f in binary {
+        for a in OPERANDS {
+            for b in ["1", "\"a\"", ".i", ".s", ".l", ".m", ".missing", "nil", "2.5"] {
+                out.push(json!({ "template": format!("{{{{ {f} {a} {b} }}}}") }));
+            }
+        }
+    }
+    for a in OPERANDS {
+        out.push(json!({ "template": format!("{{{{ {a} }}}}") }));
+        out.push(json!({ "template": format!("{{{{ if {a} }}}}T{{{{ else }}}}F{{{{ end }}}}") }));
+        out.push(json!({ "template": format!("{{{{ range $i, $v := {a} }}}}[{{{{ $i }}}}={{{{ $v }}}}]{{{{ else }}}}E{{{{ end }}}}") }));
+        out.push(json!({ "template": format!("{{{{ with {a} }}}}<{{{{ . }}}}>{{{{ end }}}}") }));
+        out.push(json!({ "template": format!("{{{{ {a} | printf \"%v|%d|%s|%q|%T\" }}}}") }));
+        out.push(json!({ "template": format!("{{{{ {a}.x }}}}") }));
+    }
+    out
+}
+
+fn standard_data() -> J {
+    json!({
+        "i": 42, "f": 1.5, "big": 1e21, "s": "hello", "b": true, "n": null, "e": "",
+        "l": [1, "two", 3.5, null, {"k": "v"}], "ls": ["b", "a", "c"],
+        "m": {"a": 1, "b": {"c": [1, 2]}, "n": null, "z": "last"},
+        "observed": {"composite": {"resource": {"apiVersion": "example.org/v1", "kind": "XR",
+            "metadata": {"name": "xr"}, "spec": {"region": "eu", "count": 3}}}}
+    })
+}
+
+#[test]
+fn matches_go() {
+    let Some(oracle) = oracle() else {
+        eprintln!(
+            "SKIPPED: the Go oracle of the differential test is not built (needs Debian's golang-go and \
+             golang-github-masterminds-sprig-dev; `make deps` or functions/function-go-templating/oracle/build.sh \
+             installs them)"
+        );
+        return;
+    };
+    let mut cases = file_cases();
+    let from_files = cases.len();
+    cases.extend(generated_cases());
+    let data = standard_data();
+    for c in &mut cases {
+        if c.get("data").is_none() {
+            c["data"] = data.clone();
+        }
+    }
+    let mut child = Command::new(&oracle)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the oracle");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(input.as_bytes()).expect("write cases");
+    });
+    let reader = BufReader::new(child.stdout.take().expect("stdout"));
+    let answers: Vec<J> = reader
+        .lines()
+        .map(|l| serde_json::from_str(&l.expect("read")).expect("oracle JSON"))
+        .collect();
+    writer.join().expect("writer");
+    let _ = child.wait();
+    assert_eq!(answers.len(), cases.len(), "the oracle answered every case");
+
+    let renderer = Renderer::new();
+    let (mut equal, mut different) = (0, Vec::new());
+    for (c, want) in cases.iter().zip(&answers) {
+        let text = c["template"].as_str().unwrap_or_default();
+        let delims = c.get("delims").and_then(J::as_array).map(|d| {
+            (d[0].as_str().unwrap_or("").to_string(), d[1].as_str().unwrap_or("").to_string())
+        });
+        let options: Vec<String> = c
+            .get("options")
+            .and_then(J::as_array)
+            .map(|o| o.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        let mut env = SeededEnv::new(1, 0);
+        let got = renderer.render(
+            text,
+            Value::from_json(&c["data"]),
+            delims.as_ref().map(|(l, r)| (l.as_str(), r.as_str())),
+            &options,
+            &mut env,
+        );
+        let got = match got {
+            Ok(s) => json!({ "output": s }),
+            Err(e) => json!({ "error": e.to_string() }),
+        };
+        if &got == want {
+            equal += 1;
+        } else {
+            different.push(format!("template {text:?}\n   go: {want}\n port: {got}"));
+        }
+    }
+    eprintln!(
+        "differential: {} cases compared ({from_files} from files, {} generated), {equal} equal, {} different",
+        cases.len(),
+        cases.len() - from_files,
+        different.len()
+    );
+    for d in different.iter().take(400) {
+        eprintln!("{d}");
+    }
+    assert!(different.is_empty(), "{} cases differ from Go", different.len());
+}
