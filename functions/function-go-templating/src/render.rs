@@ -66,6 +66,11 @@ impl Renderer {
         for o in options {
             template::apply_option(&mut set, o).map_err(RenderError::Option)?;
         }
+        // Execute(w, nil): the data is no value.
+        let data = match data {
+            Value::Nil => Value::Invalid,
+            d => d,
+        };
         let mut out = String::new();
         template::exec::execute(&set, TEMPLATE_NAME, data, env, &mut out)
             .map_err(|e| RenderError::Exec(e.0))?;

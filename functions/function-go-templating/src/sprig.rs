@@ -29,7 +29,7 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "randBytes", "semver", "semverCompare", "regexFindAll", "mustRegexFindAll", "regexFind",
     "mustRegexFind", "regexReplaceAllLiteral", "mustRegexReplaceAllLiteral", "regexSplit",
     "mustRegexSplit", "regexQuoteMeta", "urlParse", "urlJoin", "untitle", "nospace", "title",
-    "sha1sum", "sha256sum", "mustSlice", "slice", "mustPrepend", "mustReverse", "mustInitial",
+    "sha1sum", "sha256sum", "mustSlice", "mustPrepend", "mustReverse", "mustInitial",
     "mustLast", "mustRest", "mustFirst", "mustUniq", "mustWithout", "mustHas", "mustCompact",
     "mustAppend", "mustPush", "mustRegexMatch", "mustRegexReplaceAll", "mustToJson", "mustFromJson",
     "mustToRawJson", "toRawJson", "dir", "clean", "ext", "isAbs", "regexMatch", "regexReplaceAll",
@@ -290,8 +290,8 @@ pub fn add(m: &mut FuncMap) {
     use Param::{Any, Int, ListStr, MapAny, Str};
     // Strings.
     m.insert("trim", Func::new(&[Str], |_, a| Ok(Value::str(s(&a, 0).trim_matches(is_go_space)))));
-    m.insert("upper", Func::new(&[Str], |_, a| Ok(Value::str(s(&a, 0).to_uppercase()))));
-    m.insert("lower", Func::new(&[Str], |_, a| Ok(Value::str(s(&a, 0).to_lowercase()))));
+    m.insert("upper", Func::new(&[Str], |_, a| Ok(Value::str(simple_case(&s(&a, 0), true)))));
+    m.insert("lower", Func::new(&[Str], |_, a| Ok(Value::str(simple_case(&s(&a, 0), false)))));
     m.insert("trunc", Func::new(&[Int, Str], |_, a| {
         let (c, st) = (int(&a, 0), s(&a, 1));
         let len = st.len() as i64;
@@ -366,8 +366,26 @@ pub fn add(m: &mut FuncMap) {
         let parts: Vec<String> = a.iter().filter(|v| v.is_valid()).map(sprint_v).collect();
         Ok(Value::str(parts.join(" ")))
     }));
-    m.insert("indent", Func::new(&[Int, Str], |_, a| Ok(Value::str(indent(int(&a, 0), &s(&a, 1))))));
-    m.insert("nindent", Func::new(&[Int, Str], |_, a| Ok(Value::str(format!("\n{}", indent(int(&a, 0), &s(&a, 1)))))));
+    m.insert("indent", Func::new(&[Int, Str], |_, a| Ok(Value::str(indent(int(&a, 0), &s(&a, 1))?))));
+    m.insert("nindent", Func::new(&[Int, Str], |_, a| Ok(Value::str(format!("\n{}", indent(int(&a, 0), &s(&a, 1))?)))));
+    m.insert("slice", Func::variadic(&[Any], Any, |_, a| {
+        let list = &a[0];
+        let (items, elem) = match list {
+            Value::List(l, e) => (l.clone(), *e),
+            Value::Invalid | Value::Nil => return Err("runtime error: invalid memory address or nil pointer dereference".into()),
+            other => return Err(format!("list should be type of slice or array but {}", reflect_kind(other))),
+        };
+        let len = items.len() as i64;
+        if len == 0 {
+            return Ok(Value::Nil);
+        }
+        let start = a.get(1).map_or(0, to_int64);
+        let end = a.get(2).map_or(len, to_int64);
+        if start < 0 || end < start || end > len {
+            return Err("reflect: slice index out of range".into());
+        }
+        Ok(Value::List(Rc::new(items[start as usize..end as usize].to_vec()), elem))
+    }).any());
     m.insert("replace", Func::new(&[Str, Str, Str], |_, a| Ok(Value::str(go_replace(&s(&a, 2), &s(&a, 0), &s(&a, 1))))));
     m.insert("toString", Func::new(&[Any], |_, a| Ok(Value::str(strval(&arg(&a, 0))))));
     m.insert("atoi", Func::new(&[Str], |_, a| {
@@ -646,9 +664,26 @@ fn is_go_space(c: char) -> bool {
     c.is_whitespace()
 }
 
-fn indent(n: i64, v: &str) -> String {
-    let pad = " ".repeat(n.clamp(0, 1 << 20) as usize);
-    format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
+fn indent(n: i64, v: &str) -> Result<String, String> {
+    if n < 0 {
+        return Err("strings: negative Repeat count".into());
+    }
+    if n > 1 << 20 {
+        return Err(format!("indent: more than {} spaces", 1 << 20));
+    }
+    let pad = " ".repeat(n as usize);
+    Ok(format!("{pad}{}", v.replace('\n', &format!("\n{pad}"))))
+}
+
+/// Go's `strings.ToUpper`/`ToLower`: one rune for one rune (no special
+/// casing such as `ß` to `SS`).
+fn simple_case(s: &str, upper: bool) -> String {
+    s.chars()
+        .map(|c| {
+            let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
+            if m.len() == 1 { m.pop().unwrap_or(c) } else { c }
+        })
+        .collect()
 }
 
 /// Go's `strings.Replace(s, old, new, -1)` (an empty `old` inserts between runes).
@@ -696,7 +731,7 @@ fn path_base(p: &str) -> String {
 fn go_base64_error(e: &base64::DecodeError) -> String {
     let offset = match e {
         base64::DecodeError::InvalidByte(o, _) => *o,
-        base64::DecodeError::InvalidLength(o) => *o,
+        base64::DecodeError::InvalidLength(o) => *o / 4 * 4,
         base64::DecodeError::InvalidLastSymbol(o, _) => *o,
         base64::DecodeError::InvalidPadding => 0,
     };

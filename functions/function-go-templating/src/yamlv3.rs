@@ -142,8 +142,8 @@ fn value_after(out: &mut String, v: &Value, indent: usize, depth: usize, in_seq:
     match v {
         Value::Map(m, _) if !m.borrow().is_empty() => {
             if in_seq {
-                out.push_str(&" ".repeat(INDENT - 1));
-                block(out, v, indent + INDENT, depth + 1)
+                out.push(' ');
+                block(out, v, indent + 2, depth + 1)
             } else {
                 out.push('\n');
                 pad(out, indent + INDENT);
@@ -152,8 +152,8 @@ fn value_after(out: &mut String, v: &Value, indent: usize, depth: usize, in_seq:
         }
         Value::List(l, _) if !l.is_empty() => {
             if in_seq {
-                out.push_str(&" ".repeat(INDENT - 1));
-                block(out, v, indent + INDENT, depth + 1)
+                out.push(' ');
+                block(out, v, indent + 2, depth + 1)
             } else {
                 out.push('\n');
                 pad(out, indent + INDENT);

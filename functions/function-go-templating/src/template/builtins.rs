@@ -44,11 +44,17 @@ fn arg(a: &[Value], i: usize) -> Value {
     a.get(i).cloned().unwrap_or(Value::Invalid)
 }
 
+/// Go's `evalArgs`: one string as is, else `fmt.Sprint` with no value
+/// printed as `<no value>`.
 fn eval_args(a: &[Value]) -> String {
     if let [Value::Str(s)] = a {
         return s.to_string();
     }
-    sprint(a)
+    let printable: Vec<Value> = a
+        .iter()
+        .map(|v| if v.is_valid() { v.clone() } else { Value::str("<no value>") })
+        .collect();
+    sprint(&printable)
 }
 
 fn length(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {

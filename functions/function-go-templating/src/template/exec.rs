@@ -108,7 +108,8 @@ pub fn execute(set: &Set<'_>, name: &str, data: Value, env: &mut dyn Env, out: &
         set,
         tmpl_name: name.to_string(),
         out,
-        vars: vec![("$".to_string(), data.clone())],
+        vars: vec![("$".to_string(), data.clone(), false)],
+        dot_iface: false,
         depth: 0,
         at: At::None,
         steps: 0,
@@ -132,7 +133,11 @@ struct State<'a, 'o> {
     set: &'a Set<'a>,
     tmpl_name: String,
     out: &'o mut String,
-    vars: Vec<(String, Value)>,
+    /// Variables: name, value, and whether the value is held in an
+    /// `interface {}` (a range element), which Go's errors show.
+    vars: Vec<(String, Value, bool)>,
+    /// Whether dot is held in an `interface {}` (inside a range).
+    dot_iface: bool,
     depth: usize,
     at: At<'a>,
     steps: u64,
@@ -220,11 +225,13 @@ impl<'a> State<'a, '_> {
                     Some(p) => self.eval_pipeline(dot, p)?,
                     None => Value::Invalid,
                 };
-                let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone())]);
+                let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone(), false)]);
                 let saved_name = std::mem::replace(&mut self.tmpl_name, name.clone());
+                let saved_iface = std::mem::replace(&mut self.dot_iface, false);
                 self.depth += 1;
                 let r = self.walk_list(&new_dot, tree);
                 self.depth -= 1;
+                self.dot_iface = saved_iface;
                 self.tmpl_name = saved_name;
                 self.vars = saved_vars;
                 r?;
@@ -240,7 +247,10 @@ impl<'a> State<'a, '_> {
         let val = self.eval_pipeline(dot, &c.pipe)?;
         let r = if val.truth() {
             if c.kind == ControlKind::With {
-                self.walk_list(&val, &c.list)
+                let saved = std::mem::replace(&mut self.dot_iface, false);
+                let r = self.walk_list(&val, &c.list);
+                self.dot_iface = saved;
+                r
             } else {
                 self.walk_list(dot, &c.list)
             }
@@ -258,6 +268,7 @@ impl<'a> State<'a, '_> {
         let mark = self.vars.len();
         let val = self.eval_pipeline(dot, &c.pipe)?.indirect();
         let inner_mark = self.vars.len();
+        let elem_iface = matches!(&val, Value::List(_, Elem::Any) | Value::Map(_, Elem::Any));
         let items: Vec<(Value, Value)> = match &val {
             Value::List(l, _) => l.iter().enumerate().map(|(i, v)| (Value::int(i as i64), v.clone())).collect(),
             Value::Map(m, _) => m.borrow().iter().map(|(k, v)| (Value::str(k.as_str()), v.clone())).collect(),
@@ -275,12 +286,14 @@ impl<'a> State<'a, '_> {
         } else {
             for (index, elem) in items {
                 if !c.pipe.decl.is_empty() {
-                    self.set_top_var(1, elem.clone());
+                    self.set_top_var(1, elem.clone(), elem_iface);
                 }
                 if c.pipe.decl.len() > 1 {
-                    self.set_top_var(2, index);
+                    self.set_top_var(2, index, false);
                 }
+                let saved = std::mem::replace(&mut self.dot_iface, elem_iface);
                 let r = self.walk_list(&elem, &c.list);
+                self.dot_iface = saved;
                 self.vars.truncate(inner_mark);
                 match r {
                     Ok(()) | Err(Flow::Continue) => {}
@@ -296,26 +309,28 @@ impl<'a> State<'a, '_> {
         result
     }
 
-    fn set_top_var(&mut self, n: usize, v: Value) {
+    fn set_top_var(&mut self, n: usize, v: Value, iface: bool) {
         let len = self.vars.len();
         if let Some(slot) = self.vars.get_mut(len - n) {
             slot.1 = v;
+            slot.2 = iface;
         }
     }
 
-    fn var_value(&self, name: &str) -> R<Value> {
-        for (n, v) in self.vars.iter().rev() {
+    fn var_value(&self, name: &str) -> R<(Value, bool)> {
+        for (n, v, iface) in self.vars.iter().rev() {
             if n == name {
-                return Ok(v.clone());
+                return Ok((v.clone(), *iface));
             }
         }
         Err(self.errorf(format!("undefined variable: {name}")))
     }
 
     fn set_var(&mut self, name: &str, v: Value) -> R<()> {
-        for (n, slot) in self.vars.iter_mut().rev() {
+        for (n, slot, iface) in self.vars.iter_mut().rev() {
             if n == name {
                 *slot = v;
+                *iface = false;
                 return Ok(());
             }
         }
@@ -335,7 +350,7 @@ impl<'a> State<'a, '_> {
             if pipe.is_assign {
                 self.set_var(var, value.clone())?;
             } else {
-                self.vars.push((var.clone(), value.clone()));
+                self.vars.push((var.clone(), value.clone(), false));
             }
         }
         Ok(value)
@@ -354,7 +369,8 @@ impl<'a> State<'a, '_> {
         match first {
             Arg::Field(_, ident) => {
                 self.at = At::Arg(first);
-                return self.eval_field_chain(dot, dot.clone(), first, ident, &cmd.args, final_);
+                let iface = self.dot_iface;
+                return self.eval_field_chain(dot, dot.clone(), iface, first, ident, &cmd.args, final_);
             }
             Arg::Chain(_, node, fields) => return self.eval_chain(dot, first, node, fields, &cmd.args, final_),
             Arg::Identifier(_, name) => return self.eval_function(dot, first, name, At::Cmd(cmd), &cmd.args, final_),
@@ -411,7 +427,7 @@ impl<'a> State<'a, '_> {
             return Err(self.errorf(format!("indirection through explicit nil in {chain}")));
         }
         let pipe = self.eval_arg(dot, Param::Any, node, true)?;
-        self.eval_field_chain(dot, pipe, chain, fields, args, final_)
+        self.eval_field_chain(dot, pipe, false, chain, fields, args, final_)
     }
 
     fn eval_variable(
@@ -423,18 +439,19 @@ impl<'a> State<'a, '_> {
         final_: Option<Value>,
     ) -> R<Value> {
         self.at = At::Arg(node);
-        let value = self.var_value(&ident[0])?;
+        let (value, iface) = self.var_value(&ident[0])?;
         if ident.len() == 1 {
             self.not_a_function(args, &final_)?;
             return Ok(value);
         }
-        self.eval_field_chain(dot, value, node, &ident[1..], args, final_)
+        self.eval_field_chain(dot, value, iface, node, &ident[1..], args, final_)
     }
 
     fn eval_field_chain(
         &mut self,
         _dot: &Value,
         mut receiver: Value,
+        mut iface: bool,
         node: &'a Arg,
         ident: &'a [String],
         args: &'a [Arg],
@@ -442,13 +459,15 @@ impl<'a> State<'a, '_> {
     ) -> R<Value> {
         let n = ident.len();
         for field in &ident[..n - 1] {
-            receiver = self.eval_field(field, node, false, receiver)?;
+            let next_iface = matches!(receiver, Value::Map(_, Elem::Any));
+            receiver = self.eval_field(field, node, false, receiver, iface)?;
+            iface = next_iface;
         }
         let has_args = args.len() > 1 || final_.is_some();
-        self.eval_field(&ident[n - 1], node, has_args, receiver)
+        self.eval_field(&ident[n - 1], node, has_args, receiver, iface)
     }
 
-    fn eval_field(&mut self, field: &str, _node: &'a Arg, has_args: bool, receiver: Value) -> R<Value> {
+    fn eval_field(&mut self, field: &str, _node: &'a Arg, has_args: bool, receiver: Value, iface: bool) -> R<Value> {
         match receiver {
             Value::Invalid => {
                 if self.set.missing_key == MissingKey::Error {
@@ -482,9 +501,13 @@ impl<'a> State<'a, '_> {
                     }
                     return Ok(v.clone());
                 }
-                Err(self.errorf(format!("can't evaluate field {field} in type {}", s.type_name)))
+                let t = if iface { "interface {}" } else { s.type_name };
+                Err(self.errorf(format!("can't evaluate field {field} in type {t}")))
             }
-            other => Err(self.errorf(format!("can't evaluate field {field} in type {}", other.type_name()))),
+            other => {
+                let t = if iface { "interface {}" } else { other.type_name() };
+                Err(self.errorf(format!("can't evaluate field {field} in type {t}")))
+            }
         }
     }
 
@@ -615,7 +638,8 @@ impl<'a> State<'a, '_> {
                 return Err(self.errorf(format!("cannot assign nil to {}", typ.type_name())));
             }
             Arg::Field(_, ident) => {
-                let v = self.eval_field_chain(dot, dot.clone(), n, ident, std::slice::from_ref(n), None)?;
+                let iface = self.dot_iface;
+                let v = self.eval_field_chain(dot, dot.clone(), iface, n, ident, std::slice::from_ref(n), None)?;
                 return check(self, v);
             }
             Arg::Variable(_, ident) => {
@@ -683,12 +707,14 @@ impl Env for State<'_, '_> {
         }
         let mut buf = String::new();
         let saved_out = std::mem::take(self.out);
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone())]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone(), false)]);
         let saved_name = std::mem::replace(&mut self.tmpl_name, name.to_string());
         let saved_at = self.at;
+        let saved_iface = std::mem::replace(&mut self.dot_iface, false);
         self.depth += 1;
         let r = self.walk_list(&data, tree);
         self.depth -= 1;
+        self.dot_iface = saved_iface;
         std::mem::swap(self.out, &mut buf);
         *self.out = saved_out;
         self.vars = saved_vars;

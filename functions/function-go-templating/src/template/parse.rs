@@ -810,7 +810,8 @@ fn parse_int_base0(s: &str) -> Option<(bool, u64)> {
     } else {
         (10, body, false)
     };
-    if !underscore_ok(body, prefixed) {
+    let _ = prefixed;
+    if !underscore_ok(body) {
         return None;
     }
     let clean: String = digits.chars().filter(|&c| c != '_').collect();
@@ -821,12 +822,9 @@ fn parse_int_base0(s: &str) -> Option<(bool, u64)> {
 }
 
 /// Go's `underscoreOK`: underscores only between digits or after a prefix.
-fn underscore_ok(s: &str, prefixed: bool) -> bool {
+fn underscore_ok(s: &str) -> bool {
     if !s.contains('_') {
         return true;
-    }
-    if !prefixed {
-        return false;
     }
     let b = s.as_bytes();
     let mut saw = b'^';
