@@ -3,7 +3,22 @@
 //! `text/template` engine written for it, sprig's functions and upstream's.
 
 pub mod fns;
+pub mod function;
+pub mod manifests;
 pub mod render;
 pub mod sprig;
 pub mod template;
 pub mod yamlv3;
+
+pub use function::{run, run_with};
+
+/// The function as a wasm component.
+pub struct GoTemplating;
+
+impl xfn_sdk::Function for GoTemplating {
+    fn run(req: &xfn_sdk::Request) -> Result<xfn_sdk::Response, xfn_sdk::Error> {
+        Ok(function::run(req))
+    }
+}
+
+xfn_sdk::export!(GoTemplating);

@@ -178,6 +178,11 @@ fn list_items(v: &Value, what: &str) -> Result<Vec<Value>, String> {
     }
 }
 
+/// `encoding/json.Marshal` of a template value.
+pub fn to_json_string(v: &Value) -> Result<String, String> {
+    json_encode(v)
+}
+
 fn json_encode(v: &Value) -> Result<String, String> {
     let j = v.to_json()?;
     let mut out = String::new();
