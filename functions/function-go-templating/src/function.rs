@@ -515,9 +515,9 @@ fn extra_resources(obj: &Map<String, J>, req: &mut Requirements) -> Result<(), S
 }
 
 /// Copies the request's extra (or required) resources into the context, as
-/// upstream does: Go's `encoding/json` of the protobuf messages (so each
-/// object is a `structpb.Struct` in its Go field form), merged over what the
-/// context already holds under the key.
+/// upstream does: Go's `encoding/json` of the protobuf messages (field names
+/// `items`, `resource`, `connection_details`, `ready` as a number), merged
+/// over what the context already holds under the key.
 fn merge_into_context(req: &Request, rsp: &mut Response, resources: &BTreeMap<String, xfn_sdk::Resources>) {
     let mut s = Map::new();
     for (name, rs) in resources {
@@ -541,7 +541,8 @@ fn merge_into_context(req: &Request, rsp: &mut Response, resources: &BTreeMap<St
 fn go_json_resource(r: &Resource) -> J {
     let mut m = Map::new();
     if let Some(o) = &r.resource {
-        m.insert("resource".into(), go_json_struct(o));
+        // structpb.Struct marshals itself as plain JSON.
+        m.insert("resource".into(), J::Object(o.clone()));
     }
     if !r.connection_details.is_empty() {
         let cd: Map<String, J> = r
@@ -562,32 +563,3 @@ fn go_json_resource(r: &Resource) -> J {
     J::Object(m)
 }
 
-fn go_json_struct(o: &Map<String, J>) -> J {
-    let fields: Map<String, J> = o.iter().map(|(k, v)| (k.clone(), go_json_value(v))).collect();
-    let mut m = Map::new();
-    if !fields.is_empty() {
-        m.insert("fields".into(), J::Object(fields));
-    }
-    J::Object(m)
-}
-
-fn go_json_value(v: &J) -> J {
-    let kind = match v {
-        J::Null => serde_json::json!({ "NullValue": 0 }),
-        J::Bool(b) => serde_json::json!({ "BoolValue": b }),
-        J::Number(n) => serde_json::json!({ "NumberValue": n }),
-        J::String(s) => serde_json::json!({ "StringValue": s }),
-        J::Array(a) => {
-            let values: Vec<J> = a.iter().map(go_json_value).collect();
-            if values.is_empty() {
-                serde_json::json!({ "ListValue": {} })
-            } else {
-                serde_json::json!({ "ListValue": { "values": values } })
-            }
-        }
-        J::Object(o) => serde_json::json!({ "StructValue": go_json_struct(o) }),
-    };
-    let mut m = Map::new();
-    m.insert("Kind".into(), kind);
-    J::Object(m)
-}
