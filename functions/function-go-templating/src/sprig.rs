@@ -202,10 +202,10 @@ fn write_go_json(v: &serde_json::Value, out: &mut String) -> Result<(), String> 
             } else if let Some(u) = n.as_u64() {
                 out.push_str(&u.to_string());
             } else {
-                out.push_str(&function_patch_and_transform::gojson::encode_float(n.as_f64().unwrap_or(0.0))?);
+                out.push_str(&xfn_gocompat::gojson::encode_float(n.as_f64().unwrap_or(0.0))?);
             }
         }
-        J::String(s) => function_patch_and_transform::gojson::encode_string(out, s),
+        J::String(s) => xfn_gocompat::gojson::encode_string(out, s),
         J::Array(a) => {
             out.push('[');
             for (i, e) in a.iter().enumerate() {
@@ -224,7 +224,7 @@ fn write_go_json(v: &serde_json::Value, out: &mut String) -> Result<(), String> 
                 if i > 0 {
                     out.push(',');
                 }
-                function_patch_and_transform::gojson::encode_string(out, k);
+                xfn_gocompat::gojson::encode_string(out, k);
                 out.push(':');
                 write_go_json(&o[k], out)?;
             }
@@ -359,7 +359,7 @@ pub fn add(m: &mut FuncMap) {
         let parts: Vec<String> = a
             .iter()
             .filter(|v| v.is_valid())
-            .map(|v| function_patch_and_transform::gofmt::quote(&strval(v)))
+            .map(|v| xfn_gocompat::gofmt::quote(&strval(v)))
             .collect();
         Ok(Value::str(parts.join(" ")))
     }));

@@ -196,7 +196,7 @@ fn scalar_text(v: &Value, indent: usize) -> String {
             } else if f.is_infinite() {
                 if *f > 0.0 { ".inf".into() } else { "-.inf".into() }
             } else {
-                function_patch_and_transform::gofmt::format_float(*f, b'g', -1)
+                xfn_gocompat::gofmt::format_float(*f, b'g', -1)
             }
         }
         Value::Str(s) => string_text(s, indent, false),

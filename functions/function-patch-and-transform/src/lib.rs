@@ -12,8 +12,6 @@ pub mod connection;
 #[path = "fn.rs"]
 pub mod function;
 pub mod goconv;
-pub mod gofmt;
-pub mod gojson;
 pub mod goregex;
 pub mod input;
 pub mod patches;
@@ -21,7 +19,9 @@ pub mod quantity;
 pub mod ready;
 pub mod transforms;
 pub mod validate;
-pub mod value;
+
+/// Go's formatting, JSON and values, shared with function-go-templating.
+pub use xfn_gocompat::{gofmt, gojson, value};
 
 pub use function::{ENVIRONMENT_KEY, run};
 

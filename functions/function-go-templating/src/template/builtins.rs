@@ -305,7 +305,7 @@ pub fn js_escape(s: &str) -> String {
             '&' => out.push_str("\\u0026"),
             '=' => out.push_str("\\u003D"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u00{:02X}", c as u32)),
-            c if !c.is_ascii() && !function_patch_and_transform::gofmt::is_print(c) => {
+            c if !c.is_ascii() && !xfn_gocompat::gofmt::is_print(c) => {
                 out.push_str(&format!("\\u{:04X}", c as u32))
             }
             c => out.push(c),

@@ -145,7 +145,7 @@ struct State<'a, 'o> {
 }
 
 fn quote(s: &str) -> String {
-    function_patch_and_transform::gofmt::quote(s)
+    xfn_gocompat::gofmt::quote(s)
 }
 
 impl<'a> State<'a, '_> {

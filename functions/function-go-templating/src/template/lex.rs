@@ -124,7 +124,7 @@ impl std::fmt::Display for Item {
 }
 
 fn go_quote(s: &str) -> String {
-    function_patch_and_transform::gofmt::quote(s)
+    xfn_gocompat::gofmt::quote(s)
 }
 
 const SPACE_CHARS: &[char] = &[' ', '\t', '\r', '\n'];
@@ -640,7 +640,7 @@ impl<'a> Lexer<'a> {
 
 /// Go's `%#U`: `U+0029 ')'`.
 fn sharp_u(c: char) -> String {
-    if function_patch_and_transform::gofmt::is_print(c) {
+    if xfn_gocompat::gofmt::is_print(c) {
         format!("U+{:04X} '{c}'", c as u32)
     } else {
         format!("U+{:04X}", c as u32)

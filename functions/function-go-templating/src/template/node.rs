@@ -227,7 +227,7 @@ impl Display for Node {
                 f.write_str("{{end}}")
             }
             Node::Template { name, pipe, .. } => {
-                let q = function_patch_and_transform::gofmt::quote(name);
+                let q = xfn_gocompat::gofmt::quote(name);
                 match pipe {
                     None => write!(f, "{{{{template {q}}}}}"),
                     Some(p) => write!(f, "{{{{template {q} {p}}}}}"),

@@ -610,7 +610,7 @@ impl Parsed {
 }
 
 fn quote(s: &str) -> String {
-    function_patch_and_transform::gofmt::quote(s)
+    xfn_gocompat::gofmt::quote(s)
 }
 
 /// Go's `strconv.Unquote` for the three quote forms; the only error is

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use function_patch_and_transform::value::GoValue;
+use xfn_gocompat::value::GoValue;
 
 /// The Go integer type of an [`Value::Int`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,7 +182,7 @@ impl Value {
             Value::Float(f) => serde_json::Number::from_f64(*f).map(J::Number).ok_or_else(|| {
                 format!(
                     "json: unsupported value: {}",
-                    function_patch_and_transform::gofmt::format_float(*f, b'g', -1)
+                    xfn_gocompat::gofmt::format_float(*f, b'g', -1)
                 )
             })?,
             Value::Str(s) => J::String(s.to_string()),
@@ -259,7 +259,7 @@ pub fn sprint_v(v: &Value) -> String {
             GoValue::String(s) => s,
             _ => String::new(),
         },
-        other => function_patch_and_transform::gofmt::sprint_v(&other.to_go()),
+        other => xfn_gocompat::gofmt::sprint_v(&other.to_go()),
     }
 }
 
@@ -286,7 +286,7 @@ pub fn sprintln(args: &[Value]) -> String {
 /// `fmt.Sprintf(format, args...)`.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
     let go: Vec<GoValue> = args.iter().map(Value::to_go).collect();
-    function_patch_and_transform::gofmt::sprintf(format, &go)
+    xfn_gocompat::gofmt::sprintf(format, &go)
 }
 
 #[cfg(test)]
