@@ -10,31 +10,129 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use base64::Engine as _;
+use xfn_gocompat::goregex::GoRegex;
 
 use crate::template::func::{Env, Func, FuncMap, Param};
 use crate::template::value::{Elem, IntKind, Value, sprint_v, sprintf};
 
 /// Sprig functions a template may name that this port does not implement.
 pub const UNIMPLEMENTED: &[&str] = &[
-    "hello", "ago", "date", "dateInZone", "dateModify", "duration", "durationRound", "htmlDate",
-    "htmlDateInZone", "mustDateModify", "mustToDate", "now", "toDate", "unixEpoch", "date_in_zone",
-    "date_modify", "must_date_modify", "abbrev", "abbrevboth", "initials", "randAlpha", "randAscii",
-    "randNumeric", "swapcase", "shuffle", "snakecase", "camelcase", "kebabcase", "wrap", "wrapWith",
-    "plural", "adler32sum", "seq", "toDecimal", "splitn", "randInt", "all", "any", "toPrettyJson",
-    "mustToPrettyJson", "deepCopy", "mustDeepCopy", "typeIsLike", "deepEqual", "getHostByName",
-    "osBase", "osClean", "osDir", "osExt", "osIsAbs", "b32enc", "b32dec", "pluck", "mergeOverwrite",
-    "mustMergeOverwrite", "mustMerge", "chunk", "mustChunk", "bcrypt", "htpasswd", "genPrivateKey",
-    "derivePassword", "buildCustomCert", "genCA", "genCAWithKey", "genSelfSignedCert",
-    "genSelfSignedCertWithKey", "genSignedCert", "genSignedCertWithKey", "encryptAES", "decryptAES",
-    "randBytes", "semver", "semverCompare", "regexFindAll", "mustRegexFindAll", "regexFind",
-    "mustRegexFind", "regexReplaceAllLiteral", "mustRegexReplaceAllLiteral", "regexSplit",
-    "mustRegexSplit", "regexQuoteMeta", "urlParse", "urlJoin", "untitle", "nospace", "title",
-    "sha1sum", "sha256sum", "mustSlice", "mustPrepend", "mustReverse", "mustInitial",
-    "mustLast", "mustRest", "mustFirst", "mustUniq", "mustWithout", "mustHas", "mustCompact",
-    "mustAppend", "mustPush", "mustRegexMatch", "mustRegexReplaceAll", "mustToJson", "mustFromJson",
-    "mustToRawJson", "toRawJson", "dir", "clean", "ext", "isAbs", "regexMatch", "regexReplaceAll",
-    "trimall", "trimAll", "ceil", "floor", "round", "maxf", "minf", "add1f", "addf", "subf", "divf",
-    "mulf", "biggest", "mergeOverwrite", "dateModify", "untilStep",
+    "hello",
+    "ago",
+    "date",
+    "dateInZone",
+    "dateModify",
+    "duration",
+    "durationRound",
+    "htmlDate",
+    "htmlDateInZone",
+    "mustDateModify",
+    "mustToDate",
+    "now",
+    "toDate",
+    "unixEpoch",
+    "date_in_zone",
+    "date_modify",
+    "must_date_modify",
+    "abbrev",
+    "abbrevboth",
+    "initials",
+    "randAlpha",
+    "randAscii",
+    "randNumeric",
+    "swapcase",
+    "shuffle",
+    "snakecase",
+    "camelcase",
+    "kebabcase",
+    "wrap",
+    "wrapWith",
+    "plural",
+    "adler32sum",
+    "seq",
+    "toDecimal",
+    "splitn",
+    "randInt",
+    "all",
+    "any",
+    "toPrettyJson",
+    "mustToPrettyJson",
+    "deepCopy",
+    "mustDeepCopy",
+    "typeIsLike",
+    "deepEqual",
+    "getHostByName",
+    "osBase",
+    "osClean",
+    "osDir",
+    "osExt",
+    "osIsAbs",
+    "b32enc",
+    "b32dec",
+    "pluck",
+    "mergeOverwrite",
+    "mustMergeOverwrite",
+    "mustMerge",
+    "chunk",
+    "mustChunk",
+    "bcrypt",
+    "htpasswd",
+    "genPrivateKey",
+    "derivePassword",
+    "buildCustomCert",
+    "genCA",
+    "genCAWithKey",
+    "genSelfSignedCert",
+    "genSelfSignedCertWithKey",
+    "genSignedCert",
+    "genSignedCertWithKey",
+    "encryptAES",
+    "decryptAES",
+    "randBytes",
+    "semver",
+    "semverCompare",
+    "urlParse",
+    "urlJoin",
+    "untitle",
+    "nospace",
+    "title",
+    "sha1sum",
+    "sha256sum",
+    "mustSlice",
+    "mustPrepend",
+    "mustReverse",
+    "mustInitial",
+    "mustLast",
+    "mustRest",
+    "mustFirst",
+    "mustUniq",
+    "mustWithout",
+    "mustHas",
+    "mustCompact",
+    "mustAppend",
+    "mustPush",
+    "mustToJson",
+    "mustFromJson",
+    "mustToRawJson",
+    "toRawJson",
+    "dir",
+    "clean",
+    "ext",
+    "isAbs",
+    "trimall",
+    "trimAll",
+    "ceil",
+    "floor",
+    "round",
+    "maxf",
+    "minf",
+    "add1f",
+    "addf",
+    "subf",
+    "divf",
+    "mulf",
+    "biggest",
+    "untilStep",
 ];
 
 fn arg(a: &[Value], i: usize) -> Value {
@@ -623,6 +721,115 @@ pub fn add(m: &mut FuncMap) {
         Ok(if out.is_empty() { Value::Nil } else { Value::list(out) })
     }).any());
     let _ = ListStr;
+    regex_functions(m);
+}
+
+/// `regexp.MustCompile`'s panic text, or the compiled expression.
+fn must_compile(pattern: &str) -> Result<GoRegex, String> {
+    GoRegex::compile(pattern).map_err(|e| {
+        let q = if pattern.contains('`') || pattern.chars().any(|c| c.is_control() && c != '\t') {
+            xfn_gocompat::gofmt::quote(pattern)
+        } else {
+            format!("`{pattern}`")
+        };
+        format!("regexp: Compile({q}): {e}")
+    })
+}
+
+/// Go's `FindAllStringIndex(s, n)`.
+fn find_all(re: &GoRegex, s: &str, n: i64) -> Vec<(usize, usize)> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for m in re.regex().find_iter(s) {
+        if n > 0 && out.len() as i64 >= n {
+            break;
+        }
+        out.push((m.start(), m.end()));
+    }
+    out
+}
+
+/// Go's `Regexp.Split`.
+fn regex_split(re: &GoRegex, s: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if !re.regex().as_str().is_empty() && s.is_empty() {
+        return vec![String::new()];
+    }
+    let matches = find_all(re, s, n);
+    let mut out = Vec::new();
+    let (mut beg, mut end) = (0, 0);
+    for (a, b) in matches {
+        if n > 0 && out.len() as i64 == n - 1 {
+            break;
+        }
+        end = a;
+        if b != 0 {
+            out.push(s[beg..end].to_string());
+        }
+        beg = b;
+    }
+    if end != s.len() {
+        out.push(s[beg..].to_string());
+    }
+    out
+}
+
+fn regex_functions(m: &mut FuncMap) {
+    use Param::{Int, Str};
+    m.insert("regexMatch", Func::new(&[Str, Str], |_, a| {
+        Ok(Value::Bool(GoRegex::compile(&s(&a, 0)).map(|r| r.is_match(&s(&a, 1))).unwrap_or(false)))
+    }));
+    m.insert("mustRegexMatch", Func::new(&[Str, Str], |_, a| {
+        Ok(Value::Bool(GoRegex::compile(&s(&a, 0))?.is_match(&s(&a, 1))))
+    }));
+    fn find_all_impl(a: &[Value], must: bool) -> Result<Value, String> {
+        let re = if must { GoRegex::compile(&s(a, 0))? } else { must_compile(&s(a, 0))? };
+        let st = s(a, 1);
+        let found: Vec<String> = find_all(&re, &st, int(a, 2)).into_iter().map(|(x, y)| st[x..y].to_string()).collect();
+        Ok(string_list(found))
+    }
+    m.insert("regexFindAll", Func::new(&[Str, Str, Int], |_, a| find_all_impl(&a, false)));
+    m.insert("mustRegexFindAll", Func::new(&[Str, Str, Int], |_, a| find_all_impl(&a, true)));
+    fn find_impl(a: &[Value], must: bool) -> Result<Value, String> {
+        let re = if must { GoRegex::compile(&s(a, 0))? } else { must_compile(&s(a, 0))? };
+        let st = s(a, 1);
+        Ok(Value::str(re.regex().find(&st).map_or("", |m| m.as_str())))
+    }
+    m.insert("regexFind", Func::new(&[Str, Str], |_, a| find_impl(&a, false)));
+    m.insert("mustRegexFind", Func::new(&[Str, Str], |_, a| find_impl(&a, true)));
+    fn replace_impl(a: &[Value], must: bool, literal: bool) -> Result<Value, String> {
+        let re = if must { GoRegex::compile(&s(a, 0))? } else { must_compile(&s(a, 0))? };
+        let (st, repl) = (s(a, 1), s(a, 2));
+        Ok(Value::str(if literal {
+            re.regex().replace_all(&st, regex::NoExpand(&repl)).into_owned()
+        } else {
+            re.regex().replace_all(&st, repl.as_str()).into_owned()
+        }))
+    }
+    m.insert("regexReplaceAll", Func::new(&[Str, Str, Str], |_, a| replace_impl(&a, false, false)));
+    m.insert("mustRegexReplaceAll", Func::new(&[Str, Str, Str], |_, a| replace_impl(&a, true, false)));
+    m.insert("regexReplaceAllLiteral", Func::new(&[Str, Str, Str], |_, a| replace_impl(&a, false, true)));
+    m.insert("mustRegexReplaceAllLiteral", Func::new(&[Str, Str, Str], |_, a| replace_impl(&a, true, true)));
+    fn split_impl(a: &[Value], must: bool) -> Result<Value, String> {
+        let re = if must { GoRegex::compile(&s(a, 0))? } else { must_compile(&s(a, 0))? };
+        Ok(string_list(regex_split(&re, &s(a, 1), int(a, 2))))
+    }
+    m.insert("regexSplit", Func::new(&[Str, Str, Int], |_, a| split_impl(&a, false)));
+    m.insert("mustRegexSplit", Func::new(&[Str, Str, Int], |_, a| split_impl(&a, true)));
+    m.insert("regexQuoteMeta", Func::new(&[Str], |_, a| {
+        let mut out = String::new();
+        for c in s(&a, 0).chars() {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        Ok(Value::str(out))
+    }));
 }
 
 fn nil_name(v: &Value) -> &'static str {

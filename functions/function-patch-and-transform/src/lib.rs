@@ -12,7 +12,6 @@ pub mod connection;
 #[path = "fn.rs"]
 pub mod function;
 pub mod goconv;
-pub mod goregex;
 pub mod input;
 pub mod patches;
 pub mod quantity;
@@ -21,7 +20,7 @@ pub mod transforms;
 pub mod validate;
 
 /// Go's formatting, JSON and values, shared with function-go-templating.
-pub use xfn_gocompat::{gofmt, gojson, value};
+pub use xfn_gocompat::{gofmt, gojson, goregex, value};
 
 pub use function::{ENVIRONMENT_KEY, run};
 
