@@ -13,67 +13,103 @@ pub const UNIMPLEMENTED: &[&str] = &[];
 /// Adds upstream's functions to `m`.
 pub fn add(m: &mut FuncMap) {
     use Param::{Any, MapAny, Str};
-    m.insert("setResourceNameAnnotation", Func::new(&[Str], |_, a| {
-        Ok(Value::str(format!(
-            "gotemplating.fn.crossplane.io/composition-resource-name: {}",
-            str_arg(&a, 0)
-        )))
-    }));
-    m.insert("include", Func::new(&[Str, Any], |env, a| {
-        let data = a.get(1).cloned().unwrap_or(Value::Nil);
-        env.execute_named(&str_arg(&a, 0), data).map(Value::str)
-    }));
-    m.insert("randomChoice", Func::variadic(&[], Str, |env, a| {
-        if a.is_empty() {
-            return Err("invalid argument to Intn".into());
-        }
-        let i = (env.random() % a.len() as u64) as usize;
-        Ok(a[i].clone())
-    }));
-    m.insert("toYaml", Func::new(&[Any], |_, a| crate::yamlv3::marshal(&a[0]).map(Value::str)));
-    m.insert("fromYaml", Func::new(&[Str], |_, a| crate::yamlv3::unmarshal(&str_arg(&a, 0))).any());
-    m.insert("getCompositeResource", Func::new(&[MapAny], |_, a| {
-        Ok(path(&a[0], &["observed", "composite", "resource"]).filter(is_map).unwrap_or_else(nil_map))
-    }));
-    m.insert("getComposedResource", Func::new(&[MapAny, Str], |_, a| {
-        let name = str_arg(&a, 1);
-        Ok(path(&a[0], &["observed", "resources", &name, "resource"]).filter(is_map).unwrap_or_else(nil_map))
-    }));
-    m.insert("getExtraResources", Func::new(&[MapAny, Str], |_, a| {
-        let name = str_arg(&a, 1);
-        let found = path(&a[0], &["requiredResources", &name, "items"])
-            .filter(is_list)
-            .or_else(|| path(&a[0], &["extraResources", &name, "items"]).filter(is_list));
-        Ok(found.unwrap_or_else(|| Value::list(Vec::new())))
-    }));
-    m.insert("getCredentialData", Func::new(&[MapAny, Str], |_, a| {
-        let name = str_arg(&a, 1);
-        let Some(Value::Map(data, _)) = path(&a[0], &["credentials", &name, "credentialData", "data"]) else {
-            return Ok(Value::str_map(Default::default()));
-        };
-        // Credential data is base64 in the protojson request; upstream
-        // decodes it into a map[string][]byte, which prints as bytes.
-        let out = data
-            .borrow()
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        Ok(Value::map(out))
-    }));
-    m.insert("getResourceCondition", Func::new(&[Str, MapAny], |_, a| {
-        let ct = str_arg(&a, 0);
-        let conds = path(&a[1], &["resource", "status", "conditions"])
-            .or_else(|| path(&a[1], &["status", "conditions"]));
-        let mut found = None;
-        if let Some(Value::List(l, _)) = conds {
-            for c in l.iter() {
-                if matches!(path(c, &["type"]), Some(Value::Str(t)) if *t == *ct) {
-                    found = Some(c.clone());
+    m.insert(
+        "setResourceNameAnnotation",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(format!(
+                "gotemplating.fn.crossplane.io/composition-resource-name: {}",
+                str_arg(&a, 0)
+            )))
+        }),
+    );
+    m.insert(
+        "include",
+        Func::new(&[Str, Any], |env, a| {
+            let data = a.get(1).cloned().unwrap_or(Value::Nil);
+            env.execute_named(&str_arg(&a, 0), data).map(Value::str)
+        }),
+    );
+    m.insert(
+        "randomChoice",
+        Func::variadic(&[], Str, |env, a| {
+            if a.is_empty() {
+                return Err("invalid argument to Intn".into());
+            }
+            let i = (env.random() % a.len() as u64) as usize;
+            Ok(a[i].clone())
+        }),
+    );
+    m.insert(
+        "toYaml",
+        Func::new(&[Any], |_, a| crate::yamlv3::marshal(&a[0]).map(Value::str)),
+    );
+    m.insert(
+        "fromYaml",
+        Func::new(&[Str], |_, a| crate::yamlv3::unmarshal(&str_arg(&a, 0))).any(),
+    );
+    m.insert(
+        "getCompositeResource",
+        Func::new(&[MapAny], |_, a| {
+            Ok(path(&a[0], &["observed", "composite", "resource"])
+                .filter(is_map)
+                .unwrap_or_else(nil_map))
+        }),
+    );
+    m.insert(
+        "getComposedResource",
+        Func::new(&[MapAny, Str], |_, a| {
+            let name = str_arg(&a, 1);
+            Ok(path(&a[0], &["observed", "resources", &name, "resource"])
+                .filter(is_map)
+                .unwrap_or_else(nil_map))
+        }),
+    );
+    m.insert(
+        "getExtraResources",
+        Func::new(&[MapAny, Str], |_, a| {
+            let name = str_arg(&a, 1);
+            let found = path(&a[0], &["requiredResources", &name, "items"])
+                .filter(is_list)
+                .or_else(|| path(&a[0], &["extraResources", &name, "items"]).filter(is_list));
+            Ok(found.unwrap_or_else(|| Value::list(Vec::new())))
+        }),
+    );
+    m.insert(
+        "getCredentialData",
+        Func::new(&[MapAny, Str], |_, a| {
+            let name = str_arg(&a, 1);
+            let Some(Value::Map(data, _)) =
+                path(&a[0], &["credentials", &name, "credentialData", "data"])
+            else {
+                return Ok(Value::str_map(Default::default()));
+            };
+            // Credential data is base64 in the protojson request; upstream
+            // decodes it into a map[string][]byte, which prints as bytes.
+            let out = data
+                .borrow()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            Ok(Value::map(out))
+        }),
+    );
+    m.insert(
+        "getResourceCondition",
+        Func::new(&[Str, MapAny], |_, a| {
+            let ct = str_arg(&a, 0);
+            let conds = path(&a[1], &["resource", "status", "conditions"])
+                .or_else(|| path(&a[1], &["status", "conditions"]));
+            let mut found = None;
+            if let Some(Value::List(l, _)) = conds {
+                for c in l.iter() {
+                    if matches!(path(c, &["type"]), Some(Value::Str(t)) if *t == *ct) {
+                        found = Some(c.clone());
+                    }
                 }
             }
-        }
-        Ok(condition(&ct, found.as_ref()))
-    }));
+            Ok(condition(&ct, found.as_ref()))
+        }),
+    );
 }
 
 fn str_arg(a: &[Value], i: usize) -> String {

@@ -20,7 +20,8 @@ use crate::render::{RenderError, Renderer, SeededEnv};
 use crate::template::{Env, Value};
 
 /// The annotation naming a composed resource.
-pub const ANNOTATION_RESOURCE_NAME: &str = "gotemplating.fn.crossplane.io/composition-resource-name";
+pub const ANNOTATION_RESOURCE_NAME: &str =
+    "gotemplating.fn.crossplane.io/composition-resource-name";
 /// The annotation setting a resource's readiness.
 pub const ANNOTATION_READY: &str = "gotemplating.fn.crossplane.io/ready";
 /// The apiVersion of the documents that are instructions, not resources.
@@ -127,7 +128,11 @@ fn template_text(req: &Request, input: &GoTemplate) -> Result<String, String> {
             }
         }
         "FileSystem" => {
-            let dir = input.file_system.as_ref().map(|f| f.dir_path.as_str()).unwrap_or("");
+            let dir = input
+                .file_system
+                .as_ref()
+                .map(|f| f.dir_path.as_str())
+                .unwrap_or("");
             if dir.is_empty() {
                 return Err("fileSystem.dirPath should be provided".into());
             }
@@ -137,20 +142,32 @@ fn template_text(req: &Request, input: &GoTemplate) -> Result<String, String> {
             ))
         }
         "Environment" => {
-            let key = input.environment.as_ref().map(|e| e.key.as_str()).unwrap_or("");
+            let key = input
+                .environment
+                .as_ref()
+                .map(|e| e.key.as_str())
+                .unwrap_or("");
             if key.is_empty() {
                 return Err("environment.key should be provided".into());
             }
-            let env = req.context.as_ref().and_then(|c| c.get(ENVIRONMENT_KEY)).and_then(J::as_object);
+            let env = req
+                .context
+                .as_ref()
+                .and_then(|c| c.get(ENVIRONMENT_KEY))
+                .and_then(J::as_object);
             let Some(env) = env else {
                 return Err(format!(
                     "cannot read tmpl from the environment: {ENVIRONMENT_KEY} key does not exist in context"
                 ));
             };
             match env.get(key) {
-                None => Err(format!("cannot read tmpl from the environment: key: {key} does not exist")),
+                None => Err(format!(
+                    "cannot read tmpl from the environment: key: {key} does not exist"
+                )),
                 Some(J::String(s)) => Ok(s.clone()),
-                Some(_) => Err(format!("cannot read tmpl from the environment: key: {key} value is not a string")),
+                Some(_) => Err(format!(
+                    "cannot read tmpl from the environment: key: {key} value is not a string"
+                )),
             }
         }
         "" => Err("source is required".into()),
@@ -163,12 +180,11 @@ fn template_text(req: &Request, input: &GoTemplate) -> Result<String, String> {
 pub fn request_data(req: &Request) -> Value {
     let mut j = serde_json::to_value(req).unwrap_or(J::Null);
     integral_numbers(&mut j);
-    if let J::Object(m) = &mut j {
-        if !m.contains_key("extraResources") {
-            if let Some(r) = m.get("requiredResources").cloned() {
-                m.insert("extraResources".into(), r);
-            }
-        }
+    if let J::Object(m) = &mut j
+        && !m.contains_key("extraResources")
+        && let Some(r) = m.get("requiredResources").cloned()
+    {
+        m.insert("extraResources".into(), r);
     }
     Value::from_json(&j)
 }
@@ -178,10 +194,11 @@ pub fn request_data(req: &Request) -> Value {
 fn integral_numbers(v: &mut J) {
     match v {
         J::Number(n) => {
-            if let Some(f) = n.as_f64().filter(|_| n.is_f64()) {
-                if f.fract() == 0.0 && f.abs() < 9.2e18 {
-                    *v = J::from(f as i64);
-                }
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 9.2e18
+            {
+                *v = J::from(f as i64);
             }
         }
         J::Array(a) => a.iter_mut().for_each(integral_numbers),
@@ -193,16 +210,21 @@ fn integral_numbers(v: &mut J) {
 fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), String> {
     let input = input(req)?;
     let text = template_text(req, &input).map_err(|e| format!("invalid function input: {e}"))?;
-    let delims = input.delims.as_ref().and_then(|d| match (&d.left, &d.right) {
-        (Some(l), Some(r)) => Some((l.as_str(), r.as_str())),
-        _ => None,
-    });
+    let delims = input
+        .delims
+        .as_ref()
+        .and_then(|d| match (&d.left, &d.right) {
+            (Some(l), Some(r)) => Some((l.as_str(), r.as_str())),
+            _ => None,
+        });
     let renderer = Renderer::new();
     let options = input.options.clone().unwrap_or_default();
     let rendered = match renderer.render(&text, request_data(req), delims, &options, env) {
         Ok(s) => s,
         Err(RenderError::Parse(e)) => {
-            return Err(format!("invalid function input: cannot parse the provided templates: {e}"));
+            return Err(format!(
+                "invalid function input: cannot parse the provided templates: {e}"
+            ));
         }
         Err(RenderError::Option(e)) => {
             return Err(format!(
@@ -216,7 +238,11 @@ fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), S
         check_annotations(d)?;
     }
 
-    let observed_xr = req.observed.as_ref().and_then(|s| s.composite.as_ref()).and_then(|r| r.resource.clone());
+    let observed_xr = req
+        .observed
+        .as_ref()
+        .and_then(|s| s.composite.as_ref())
+        .and_then(|r| r.resource.clone());
     let (xr_api, xr_kind) = observed_xr
         .as_ref()
         .map(|o| (str_field(o, "apiVersion"), str_field(o, "kind")))
@@ -232,21 +258,21 @@ fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), S
         let api = str_field(&obj, "apiVersion");
         let kind = str_field(&obj, "kind");
         let mut ready = None;
-        if api != META_API_VERSION {
-            if let Some(v) = annotation(&obj, ANNOTATION_READY) {
-                ready = Some(match v.as_str() {
-                    "True" => Ready::True,
-                    "False" => Ready::False,
-                    "Unspecified" => Ready::Unspecified,
-                    other => {
-                        return Err(format!(
-                            "invalid function input: invalid \"{ANNOTATION_READY}\" annotation value \"{other}\": \
+        if api != META_API_VERSION
+            && let Some(v) = annotation(&obj, ANNOTATION_READY)
+        {
+            ready = Some(match v.as_str() {
+                "True" => Ready::True,
+                "False" => Ready::False,
+                "Unspecified" => Ready::Unspecified,
+                other => {
+                    return Err(format!(
+                        "invalid function input: invalid \"{ANNOTATION_READY}\" annotation value \"{other}\": \
                              must be True, False, or Unspecified"
-                        ));
-                    }
-                });
-                remove_annotation(&mut obj, ANNOTATION_READY);
-            }
+                    ));
+                }
+            });
+            remove_annotation(&mut obj, ANNOTATION_READY);
         }
         let name = annotation(&obj, ANNOTATION_RESOURCE_NAME);
         if api == xr_api && kind == xr_kind && name.is_none() {
@@ -273,7 +299,9 @@ fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), S
                     if let Some(J::Object(data)) = obj.get("data") {
                         for (k, v) in data {
                             if let J::String(s) = v {
-                                let bytes = base64::engine::general_purpose::STANDARD.decode(s).unwrap_or_default();
+                                let bytes = base64::engine::general_purpose::STANDARD
+                                    .decode(s)
+                                    .unwrap_or_default();
                                 dxr.connection_details.insert(k.clone(), bytes);
                             }
                         }
@@ -312,7 +340,9 @@ fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), S
         }
         remove_annotation(&mut obj, ANNOTATION_RESOURCE_NAME);
         let Some(name) = name else {
-            return Err(format!("\"{kind}\" template is missing required \"{ANNOTATION_RESOURCE_NAME}\" annotation"));
+            return Err(format!(
+                "\"{kind}\" template is missing required \"{ANNOTATION_RESOURCE_NAME}\" annotation"
+            ));
         };
         composed.insert(
             name,
@@ -356,7 +386,11 @@ fn str_field(o: &Map<String, J>, k: &str) -> String {
 }
 
 fn annotation(o: &Map<String, J>, key: &str) -> Option<String> {
-    o.get("metadata")?.get("annotations")?.get(key)?.as_str().map(str::to_string)
+    o.get("metadata")?
+        .get("annotations")?
+        .get(key)?
+        .as_str()
+        .map(str::to_string)
 }
 
 fn remove_annotation(o: &mut Map<String, J>, key: &str) {
@@ -380,7 +414,11 @@ fn merge_override(dst: &mut Map<String, J>, src: Map<String, J>) {
 
 /// Annotations must be strings (`unstructured.NestedStringMap`).
 fn check_annotations(doc: &Doc) -> Result<(), String> {
-    let Some(ann) = doc.object.get("metadata").and_then(|m| m.get("annotations")) else {
+    let Some(ann) = doc
+        .object
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+    else {
         return Ok(());
     };
     let err = match ann {
@@ -414,7 +452,9 @@ fn check_annotations(doc: &Doc) -> Result<(), String> {
         },
         _ => "<nil>".into(),
     };
-    Err(format!("invalid annotations in resource '{group}/{version}, Kind={kind} resource-name={name}': {err}"))
+    Err(format!(
+        "invalid annotations in resource '{group}/{version}, Kind={kind} resource-name={name}': {err}"
+    ))
 }
 
 fn go_value_and_type(v: &J) -> (String, &'static str) {
@@ -443,10 +483,14 @@ struct TargetedCondition {
 fn claim_conditions(rsp: &mut Response, obj: &Map<String, J>) -> Result<(), String> {
     let conds: Vec<TargetedCondition> = match obj.get("conditions") {
         None | Some(J::Null) => Vec::new(),
-        Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("cannot get Conditions from input: {e}"))?,
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|e| format!("cannot get Conditions from input: {e}"))?,
     };
     for c in conds {
-        if matches!(c.typ.as_str(), "Ready" | "Synced" | "Healthy" | "Responsive") {
+        if matches!(
+            c.typ.as_str(),
+            "Ready" | "Synced" | "Healthy" | "Responsive"
+        ) {
             return Err(format!(
                 "cannot set ClaimCondition type: {} is a reserved Crossplane Condition",
                 c.typ
@@ -500,11 +544,14 @@ fn extra_resources(obj: &Map<String, J>, req: &mut Requirements) -> Result<(), S
             api_version: v.api_version.clone(),
             kind: v.kind.clone(),
             r#match: Some(if v.match_name.is_empty() {
-                ResourceMatch::MatchLabels(MatchLabels { labels: v.match_labels.clone() })
+                ResourceMatch::MatchLabels(MatchLabels {
+                    labels: v.match_labels.clone(),
+                })
             } else {
                 ResourceMatch::MatchName(v.match_name.clone())
             }),
-            namespace: (!v.match_name.is_empty() && !v.namespace.is_empty()).then(|| v.namespace.clone()),
+            namespace: (!v.match_name.is_empty() && !v.namespace.is_empty())
+                .then(|| v.namespace.clone()),
         };
         req.resources.insert(k.clone(), sel.clone());
         if v.namespace.is_empty() {
@@ -518,7 +565,11 @@ fn extra_resources(obj: &Map<String, J>, req: &mut Requirements) -> Result<(), S
 /// upstream does: Go's `encoding/json` of the protobuf messages (field names
 /// `items`, `resource`, `connection_details`, `ready` as a number), merged
 /// over what the context already holds under the key.
-fn merge_into_context(req: &Request, rsp: &mut Response, resources: &BTreeMap<String, xfn_sdk::Resources>) {
+fn merge_into_context(
+    req: &Request,
+    rsp: &mut Response,
+    resources: &BTreeMap<String, xfn_sdk::Resources>,
+) {
     let mut s = Map::new();
     for (name, rs) in resources {
         let items: Vec<J> = rs.items.iter().map(go_json_resource).collect();
@@ -528,7 +579,11 @@ fn merge_into_context(req: &Request, rsp: &mut Response, resources: &BTreeMap<St
         }
         s.insert(name.clone(), J::Object(m));
     }
-    let mut merged = match req.context.as_ref().and_then(|c| c.get(EXTRA_RESOURCES_KEY)) {
+    let mut merged = match req
+        .context
+        .as_ref()
+        .and_then(|c| c.get(EXTRA_RESOURCES_KEY))
+    {
         Some(J::Object(existing)) => existing.clone(),
         _ => Map::new(),
     };
@@ -548,7 +603,12 @@ fn go_json_resource(r: &Resource) -> J {
         let cd: Map<String, J> = r
             .connection_details
             .iter()
-            .map(|(k, v)| (k.clone(), J::String(base64::engine::general_purpose::STANDARD.encode(v))))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    J::String(base64::engine::general_purpose::STANDARD.encode(v)),
+                )
+            })
             .collect();
         m.insert("connection_details".into(), J::Object(cd));
     }
@@ -562,4 +622,3 @@ fn go_json_resource(r: &Resource) -> J {
     }
     J::Object(m)
 }
-

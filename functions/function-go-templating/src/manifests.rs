@@ -45,7 +45,9 @@ pub fn decode(data: &str) -> Result<Vec<Doc>, String> {
                         out.len() + 1
                     ));
                 }
-                return Err(format!("error converting YAML to JSON: yaml: line {line}: {message}"));
+                return Err(format!(
+                    "error converting YAML to JSON: yaml: line {line}: {message}"
+                ));
             }
         };
         if value.is_null() {
@@ -105,7 +107,10 @@ fn yaml_to_json(doc: &str) -> Result<J, YamlError> {
         return Ok(J::Null);
     }
     if let Err(r) = xfn_yaml_guard(doc) {
-        return Err(YamlError { line: 0, message: r });
+        return Err(YamlError {
+            line: 0,
+            message: r,
+        });
     }
     let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(doc).map_err(|e| {
         let line = e.location().map_or(0, |l| l.line());
@@ -150,7 +155,11 @@ fn convert(v: &serde_yaml_ng::Value, depth: usize) -> Result<J, String> {
             }
         }
         Y::String(s) => J::String(s.clone()),
-        Y::Sequence(s) => J::Array(s.iter().map(|e| convert(e, depth + 1)).collect::<Result<_, _>>()?),
+        Y::Sequence(s) => J::Array(
+            s.iter()
+                .map(|e| convert(e, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
         Y::Mapping(m) => {
             let mut out = Map::new();
             for (k, v) in m {

@@ -48,7 +48,10 @@ impl Renderer {
             .copied()
             .filter(|n| !funcs.contains_key(n))
             .collect();
-        Renderer { funcs, unimplemented }
+        Renderer {
+            funcs,
+            unimplemented,
+        }
     }
 
     /// Parses and executes `text` on `data`.

@@ -78,12 +78,16 @@ fn natural_less(a: &str, b: &str) -> bool {
         }
         let mut ai = i;
         while ai < ar.len() && ar[ai].is_ascii_digit() {
-            an = an.wrapping_mul(10).wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+            an = an
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
             ai += 1;
         }
         let mut bi = i;
         while bi < br.len() && br[bi].is_ascii_digit() {
-            bn = bn.wrapping_mul(10).wrapping_add(i64::from(br[bi] as u8 - b'0'));
+            bn = bn
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(br[bi] as u8 - b'0'));
             bi += 1;
         }
         if an != bn {
@@ -138,7 +142,13 @@ fn block(out: &mut String, v: &Value, indent: usize, depth: usize) -> Result<(),
 }
 
 /// Writes a value after `key:` or `-`.
-fn value_after(out: &mut String, v: &Value, indent: usize, depth: usize, in_seq: bool) -> Result<(), String> {
+fn value_after(
+    out: &mut String,
+    v: &Value,
+    indent: usize,
+    depth: usize,
+    in_seq: bool,
+) -> Result<(), String> {
     match v {
         Value::Map(m, _) if !m.borrow().is_empty() => {
             if in_seq {
@@ -194,7 +204,11 @@ fn scalar_text(v: &Value, indent: usize) -> String {
             if f.is_nan() {
                 ".nan".into()
             } else if f.is_infinite() {
-                if *f > 0.0 { ".inf".into() } else { "-.inf".into() }
+                if *f > 0.0 {
+                    ".inf".into()
+                } else {
+                    "-.inf".into()
+                }
             } else {
                 xfn_gocompat::gofmt::format_float(*f, b'g', -1)
             }
@@ -233,7 +247,10 @@ struct Analysis {
 /// libyaml's `yaml_emitter_analyze_scalar`, for block context.
 fn analyze(s: &str) -> Analysis {
     if s.is_empty() {
-        return Analysis { plain: false, single: true };
+        return Analysis {
+            plain: false,
+            single: true,
+        };
     }
     let chars: Vec<char> = s.chars().collect();
     let mut block_ind = false;
@@ -249,7 +266,8 @@ fn analyze(s: &str) -> Analysis {
         let followed_ws = matches!(next, None | Some(' ' | '\t' | '\r' | '\n'));
         if i == 0 {
             match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
+                | '%' | '@' | '`' => {
                     block_ind = true;
                 }
                 '?' | ':' => {
@@ -257,10 +275,8 @@ fn analyze(s: &str) -> Analysis {
                         block_ind = true;
                     }
                 }
-                '-' => {
-                    if followed_ws {
-                        block_ind = true;
-                    }
+                '-' if followed_ws => {
+                    block_ind = true;
                 }
                 _ => {}
             }
@@ -271,18 +287,16 @@ fn analyze(s: &str) -> Analysis {
                         block_ind = true;
                     }
                 }
-                '#' => {
-                    if preceded_ws {
-                        block_ind = true;
-                    }
+                '#' if preceded_ws => {
+                    block_ind = true;
                 }
                 _ => {}
             }
         }
         let printable = c == '\u{85}'
-            || (c >= '\u{20}' && c <= '\u{7e}')
-            || (c >= '\u{a0}' && c <= '\u{d7ff}')
-            || (c >= '\u{e000}' && c <= '\u{fffd}' && c != '\u{feff}')
+            || ('\u{20}'..='\u{7e}').contains(&c)
+            || ('\u{a0}'..='\u{d7ff}').contains(&c)
+            || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
             || c >= '\u{10000}'
             || c == '\n'
             || c == '\t';
@@ -367,7 +381,9 @@ fn double_quoted(s: &str) -> String {
             '\u{a0}' => out.push_str("\\_"),
             '\u{2028}' => out.push_str("\\L"),
             '\u{2029}' => out.push_str("\\P"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02X}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -378,7 +394,21 @@ fn double_quoted(s: &str) -> String {
 fn is_old_bool(s: &str) -> bool {
     matches!(
         s,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF"
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "on"
+            | "On"
+            | "ON"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "off"
+            | "Off"
+            | "OFF"
     )
 }
 
@@ -389,14 +419,19 @@ fn is_base60_float(s: &str) -> bool {
         Some((h, f)) => (h, Some(f)),
         None => (b, None),
     };
-    if let Some(f) = frac {
-        if !f.chars().all(|c| c.is_ascii_digit() || c == '_') {
-            return false;
-        }
+    if let Some(f) = frac
+        && !f.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
+        return false;
     }
     let mut parts = head.split(':');
-    let Some(first) = parts.next() else { return false };
-    if first.is_empty() || !first.starts_with(|c: char| c.is_ascii_digit()) || !first.chars().all(|c| c.is_ascii_digit() || c == '_') {
+    let Some(first) = parts.next() else {
+        return false;
+    };
+    if first.is_empty()
+        || !first.starts_with(|c: char| c.is_ascii_digit())
+        || !first.chars().all(|c| c.is_ascii_digit() || c == '_')
+    {
         return false;
     }
     let mut n = 0;
@@ -421,8 +456,28 @@ fn resolves_to_str(s: &str) -> bool {
     }
     if matches!(
         s,
-        "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | ".inf" | ".Inf"
-            | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF" | ".nan" | ".NaN" | ".NAN" | "<<"
+        "~" | "null"
+            | "Null"
+            | "NULL"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+            | ".inf"
+            | ".Inf"
+            | ".INF"
+            | "+.inf"
+            | "+.Inf"
+            | "+.INF"
+            | "-.inf"
+            | "-.Inf"
+            | "-.INF"
+            | ".nan"
+            | ".NaN"
+            | ".NAN"
+            | "<<"
     ) {
         return false;
     }
@@ -438,15 +493,21 @@ fn resolves_to_str(s: &str) -> bool {
         if c.is_ascii_digit() && is_timestamp(s) {
             return false;
         }
-        if let Some(rest) = plain.strip_prefix("0b").or_else(|| plain.strip_prefix("-0b")) {
-            if !rest.is_empty() && rest.chars().all(|c| c == '0' || c == '1') {
-                return false;
-            }
+        if let Some(rest) = plain
+            .strip_prefix("0b")
+            .or_else(|| plain.strip_prefix("-0b"))
+            && !rest.is_empty()
+            && rest.chars().all(|c| c == '0' || c == '1')
+        {
+            return false;
         }
-        if let Some(rest) = plain.strip_prefix("0o").or_else(|| plain.strip_prefix("-0o")) {
-            if !rest.is_empty() && rest.chars().all(|c| ('0'..='7').contains(&c)) {
-                return false;
-            }
+        if let Some(rest) = plain
+            .strip_prefix("0o")
+            .or_else(|| plain.strip_prefix("-0o"))
+            && !rest.is_empty()
+            && rest.chars().all(|c| ('0'..='7').contains(&c))
+        {
+            return false;
         }
     }
     true
@@ -477,7 +538,9 @@ fn is_yaml_float(s: &str) -> bool {
         !f.is_empty() && f.chars().all(|c| c.is_ascii_digit())
     } else {
         let (i, f) = mant.split_once('.').unwrap_or((mant, ""));
-        !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()) && f.chars().all(|c| c.is_ascii_digit())
+        !i.is_empty()
+            && i.chars().all(|c| c.is_ascii_digit())
+            && f.chars().all(|c| c.is_ascii_digit())
     };
     let exp_ok = match exp {
         None => true,
@@ -500,7 +563,9 @@ fn is_timestamp(s: &str) -> bool {
     let parts: Vec<&str> = date.split('-').collect();
     if parts.len() != 3
         || parts[0].len() != 4
-        || !parts.iter().all(|p| !p.is_empty() && p.len() <= 2 || p.len() == 4)
+        || !parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 2 || p.len() == 4)
         || !parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit()))
     {
         return false;
@@ -512,7 +577,10 @@ fn is_timestamp(s: &str) -> bool {
     let rest = &s[date_end + 1..];
     let time_part = rest.split(['Z', '+', '-', ' ']).next().unwrap_or("");
     let t: Vec<&str> = time_part.split(':').collect();
-    t.len() == 3 && t.iter().take(2).all(|p| !p.is_empty() && p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()))
+    t.len() == 3
+        && t.iter()
+            .take(2)
+            .all(|p| !p.is_empty() && p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// `yaml.Unmarshal` into `interface {}`.
@@ -520,7 +588,8 @@ pub fn unmarshal(text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
         return Ok(Value::Nil);
     }
-    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| format!("yaml: {e}"))?;
+    let v: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(text).map_err(|e| format!("yaml: {e}"))?;
     convert(&v, 0)
 }
 
@@ -542,7 +611,11 @@ fn convert(v: &serde_yaml_ng::Value, depth: usize) -> Result<Value, String> {
             }
         }
         Y::String(s) => Value::str(s.as_str()),
-        Y::Sequence(s) => Value::list(s.iter().map(|e| convert(e, depth + 1)).collect::<Result<_, _>>()?),
+        Y::Sequence(s) => Value::list(
+            s.iter()
+                .map(|e| convert(e, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
         Y::Mapping(m) => {
             let mut out = BTreeMap::new();
             for (k, v) in m {
@@ -550,7 +623,10 @@ fn convert(v: &serde_yaml_ng::Value, depth: usize) -> Result<Value, String> {
                     Y::String(s) => s.clone(),
                     Y::Number(n) => n.to_string(),
                     Y::Bool(b) => b.to_string(),
-                    _ => return Err("fromYaml: a mapping with non-string keys is not supported by xfn's port".into()),
+                    _ => return Err(
+                        "fromYaml: a mapping with non-string keys is not supported by xfn's port"
+                            .into(),
+                    ),
                 };
                 out.insert(key, convert(v, depth + 1)?);
             }

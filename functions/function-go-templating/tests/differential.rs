@@ -45,7 +45,8 @@ fn file_cases() -> Vec<J> {
             if line.trim().is_empty() || line.starts_with("//") {
                 continue;
             }
-            let c: J = serde_json::from_str(line).unwrap_or_else(|e| panic!("{}:{}: {e}", f.display(), i + 1));
+            let c: J = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", f.display(), i + 1));
             cases.push(c);
         }
     }
@@ -54,23 +55,118 @@ fn file_cases() -> Vec<J> {
 
 /// Values of many Go types, as template expressions over the standard data.
 const OPERANDS: &[&str] = &[
-    "1", "0", "-3", "2.5", "1e6", "\"a\"", "\"\"", "\"12\"", "\"3.7\"", "\"0x1F\"", "true", "false", "nil", ".i", ".f",
-    ".s", ".b", ".n", ".l", ".m", ".e", ".missing", ".ls", "(list 1 2)", "(dict \"k\" 1)",
+    "1",
+    "0",
+    "-3",
+    "2.5",
+    "1e6",
+    "\"a\"",
+    "\"\"",
+    "\"12\"",
+    "\"3.7\"",
+    "\"0x1F\"",
+    "true",
+    "false",
+    "nil",
+    ".i",
+    ".f",
+    ".s",
+    ".b",
+    ".n",
+    ".l",
+    ".m",
+    ".e",
+    ".missing",
+    ".ls",
+    "(list 1 2)",
+    "(dict \"k\" 1)",
 ];
 
 /// One- and two-argument calls of functions over every operand.
 fn generated_cases() -> Vec<J> {
     let unary = [
-        "len", "not", "print", "println", "html", "urlquery", "js", "toString", "int", "int64", "float64", "empty",
-        "toJson", "typeOf", "kindOf", "quote", "squote", "upper", "lower", "trim", "b64enc", "b64dec", "first", "last",
-        "rest", "initial", "reverse", "uniq", "compact", "toStrings", "sortAlpha", "base", "toYaml",
-        "fromYaml", "fromJson", "atoi", "add1", "until", "coalesce", "cat",
+        "len",
+        "not",
+        "print",
+        "println",
+        "html",
+        "urlquery",
+        "js",
+        "toString",
+        "int",
+        "int64",
+        "float64",
+        "empty",
+        "toJson",
+        "typeOf",
+        "kindOf",
+        "quote",
+        "squote",
+        "upper",
+        "lower",
+        "trim",
+        "b64enc",
+        "b64dec",
+        "first",
+        "last",
+        "rest",
+        "initial",
+        "reverse",
+        "uniq",
+        "compact",
+        "toStrings",
+        "sortAlpha",
+        "base",
+        "toYaml",
+        "fromYaml",
+        "fromJson",
+        "atoi",
+        "add1",
+        "until",
+        "coalesce",
+        "cat",
     ];
     let binary = [
-        "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "index", "add", "sub", "mul", "div", "mod", "max", "min",
-        "default", "contains", "hasPrefix", "hasSuffix", "trimPrefix", "trimSuffix", "join", "split", "splitList",
-        "trunc", "indent", "nindent", "repeat", "get", "hasKey", "has", "append", "prepend", "without", "printf",
-        "kindIs", "typeIs", "dict", "list",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "and",
+        "or",
+        "index",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "mod",
+        "max",
+        "min",
+        "default",
+        "contains",
+        "hasPrefix",
+        "hasSuffix",
+        "trimPrefix",
+        "trimSuffix",
+        "join",
+        "split",
+        "splitList",
+        "trunc",
+        "indent",
+        "nindent",
+        "repeat",
+        "get",
+        "hasKey",
+        "has",
+        "append",
+        "prepend",
+        "without",
+        "printf",
+        "kindIs",
+        "typeIs",
+        "dict",
+        "list",
     ];
     let mut out = Vec::new();
     for f in unary {
@@ -80,7 +176,9 @@ fn generated_cases() -> Vec<J> {
     }
     for f in binary {
         for a in OPERANDS {
-            for b in ["1", "\"a\"", ".i", ".s", ".l", ".m", ".missing", "nil", "2.5"] {
+            for b in [
+                "1", "\"a\"", ".i", ".s", ".l", ".m", ".missing", "nil", "2.5",
+            ] {
                 out.push(json!({ "template": format!("{{{{ {f} {a} {b} }}}}") }));
             }
         }
@@ -149,12 +247,19 @@ fn matches_go() {
     for (c, want) in cases.iter().zip(&answers) {
         let text = c["template"].as_str().unwrap_or_default();
         let delims = c.get("delims").and_then(J::as_array).map(|d| {
-            (d[0].as_str().unwrap_or("").to_string(), d[1].as_str().unwrap_or("").to_string())
+            (
+                d[0].as_str().unwrap_or("").to_string(),
+                d[1].as_str().unwrap_or("").to_string(),
+            )
         });
         let options: Vec<String> = c
             .get("options")
             .and_then(J::as_array)
-            .map(|o| o.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .map(|o| {
+                o.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut env = SeededEnv::new(1, 0);
         let got = renderer.render(
@@ -186,7 +291,11 @@ fn matches_go() {
     for d in different.iter().take(400) {
         eprintln!("{d}");
     }
-    assert!(different.is_empty(), "{} cases differ from Go", different.len());
+    assert!(
+        different.is_empty(),
+        "{} cases differ from Go",
+        different.len()
+    );
 }
 
 /// The one known difference: fmt's error forms (`%!s(int=5)`,

@@ -13,31 +13,90 @@ const BAD_CMP: &str = "incompatible types for comparison";
 pub fn add(m: &mut FuncMap) {
     use Param::{Any, Str, Value as V};
     // and/or are evaluated lazily by the executor; these bodies are not run.
-    m.insert("and", Func::variadic(&[V], V, |_, a| Ok(a.into_iter().last().unwrap_or(Value::Invalid))));
-    m.insert("or", Func::variadic(&[V], V, |_, a| Ok(a.into_iter().last().unwrap_or(Value::Invalid))));
-    m.insert("not", Func::new(&[V], |_, a| Ok(Value::Bool(!arg(&a, 0).indirect().truth()))));
+    m.insert(
+        "and",
+        Func::variadic(&[V], V, |_, a| {
+            Ok(a.into_iter().last().unwrap_or(Value::Invalid))
+        }),
+    );
+    m.insert(
+        "or",
+        Func::variadic(&[V], V, |_, a| {
+            Ok(a.into_iter().last().unwrap_or(Value::Invalid))
+        }),
+    );
+    m.insert(
+        "not",
+        Func::new(&[V], |_, a| Ok(Value::Bool(!arg(&a, 0).indirect().truth()))),
+    );
     m.insert("len", Func::new(&[V], length));
     m.insert("index", Func::variadic(&[V], V, index));
     m.insert("slice", Func::variadic(&[V], V, slice));
-    m.insert("print", Func::variadic(&[], Any, |_, a| Ok(Value::str(sprint(&a)))));
-    m.insert("println", Func::variadic(&[], Any, |_, a| Ok(Value::str(sprintln(&a)))));
-    m.insert("printf", Func::variadic(&[Str], Any, |_, a| {
-        let f = match a.first() {
-            Some(Value::Str(s)) => s.to_string(),
-            _ => String::new(),
-        };
-        Ok(Value::str(sprintf(&f, &a[1..])))
-    }));
-    m.insert("eq", Func::variadic(&[V], V, |_, a| eq(&a[0], &a[1..]).map(Value::Bool)));
-    m.insert("ne", Func::new(&[V, V], |_, a| eq(&a[0], &a[1..2]).map(|b| Value::Bool(!b))));
-    m.insert("lt", Func::new(&[V, V], |_, a| lt(&a[0], &a[1]).map(Value::Bool)));
-    m.insert("le", Func::new(&[V, V], |_, a| le(&a[0], &a[1]).map(Value::Bool)));
-    m.insert("gt", Func::new(&[V, V], |_, a| le(&a[0], &a[1]).map(|b| Value::Bool(!b))));
-    m.insert("ge", Func::new(&[V, V], |_, a| lt(&a[0], &a[1]).map(|b| Value::Bool(!b))));
-    m.insert("html", Func::variadic(&[], Any, |_, a| Ok(Value::str(html_escape(&eval_args(&a))))));
-    m.insert("urlquery", Func::variadic(&[], Any, |_, a| Ok(Value::str(query_escape(&eval_args(&a))))));
-    m.insert("js", Func::variadic(&[], Any, |_, a| Ok(Value::str(js_escape(&eval_args(&a))))));
-    m.insert("call", Func::variadic(&[V], V, |_, _| Err("call of a function value is not supported: template data holds no functions".into())));
+    m.insert(
+        "print",
+        Func::variadic(&[], Any, |_, a| Ok(Value::str(sprint(&a)))),
+    );
+    m.insert(
+        "println",
+        Func::variadic(&[], Any, |_, a| Ok(Value::str(sprintln(&a)))),
+    );
+    m.insert(
+        "printf",
+        Func::variadic(&[Str], Any, |_, a| {
+            let f = match a.first() {
+                Some(Value::Str(s)) => s.to_string(),
+                _ => String::new(),
+            };
+            Ok(Value::str(sprintf(&f, &a[1..])))
+        }),
+    );
+    m.insert(
+        "eq",
+        Func::variadic(&[V], V, |_, a| eq(&a[0], &a[1..]).map(Value::Bool)),
+    );
+    m.insert(
+        "ne",
+        Func::new(&[V, V], |_, a| eq(&a[0], &a[1..2]).map(|b| Value::Bool(!b))),
+    );
+    m.insert(
+        "lt",
+        Func::new(&[V, V], |_, a| lt(&a[0], &a[1]).map(Value::Bool)),
+    );
+    m.insert(
+        "le",
+        Func::new(&[V, V], |_, a| le(&a[0], &a[1]).map(Value::Bool)),
+    );
+    m.insert(
+        "gt",
+        Func::new(&[V, V], |_, a| le(&a[0], &a[1]).map(|b| Value::Bool(!b))),
+    );
+    m.insert(
+        "ge",
+        Func::new(&[V, V], |_, a| lt(&a[0], &a[1]).map(|b| Value::Bool(!b))),
+    );
+    m.insert(
+        "html",
+        Func::variadic(&[], Any, |_, a| Ok(Value::str(html_escape(&eval_args(&a))))),
+    );
+    m.insert(
+        "urlquery",
+        Func::variadic(&[], Any, |_, a| {
+            Ok(Value::str(query_escape(&eval_args(&a))))
+        }),
+    );
+    m.insert(
+        "js",
+        Func::variadic(&[], Any, |_, a| Ok(Value::str(js_escape(&eval_args(&a))))),
+    );
+    m.insert(
+        "call",
+        Func::variadic(&[V], V, |_, _| {
+            Err(
+                "call of a function value is not supported: template data holds no functions"
+                    .into(),
+            )
+        }),
+    );
 }
 
 fn arg(a: &[Value], i: usize) -> Value {
@@ -52,7 +111,13 @@ fn eval_args(a: &[Value]) -> String {
     }
     let printable: Vec<Value> = a
         .iter()
-        .map(|v| if v.is_valid() { v.clone() } else { Value::str("<no value>") })
+        .map(|v| {
+            if v.is_valid() {
+                v.clone()
+            } else {
+                Value::str("<no value>")
+            }
+        })
         .collect();
     sprint(&printable)
 }
@@ -73,7 +138,12 @@ fn index_arg(index: &Value, cap: usize) -> Result<usize, String> {
     let x = match index {
         Value::Int(i, _) => *i,
         Value::Invalid | Value::Nil => return Err("cannot index slice/array with nil".into()),
-        other => return Err(format!("cannot index slice/array with type {}", other.type_name())),
+        other => {
+            return Err(format!(
+                "cannot index slice/array with type {}",
+                other.type_name()
+            ));
+        }
     };
     if x < 0 || x as u64 > cap as u64 {
         return Err(format!("index out of range: {x}"));
@@ -92,7 +162,9 @@ fn index(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::List(l, _) => {
                 let x = index_arg(&idx, l.len())?;
-                l.get(x).cloned().ok_or_else(|| "reflect: slice index out of range".to_string())?
+                l.get(x)
+                    .cloned()
+                    .ok_or_else(|| "reflect: slice index out of range".to_string())?
             }
             Value::Str(s) => {
                 let x = index_arg(&idx, s.len())?;
@@ -105,7 +177,12 @@ fn index(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {
                 let key = match &idx {
                     Value::Str(k) => k.to_string(),
                     Value::Invalid => return Err("value is nil; should be of type string".into()),
-                    other => return Err(format!("value has type {}; should be string", other.type_name())),
+                    other => {
+                        return Err(format!(
+                            "value has type {}; should be string",
+                            other.type_name()
+                        ));
+                    }
                 };
                 let got = m.borrow().get(&key).cloned();
                 match got {
@@ -284,7 +361,9 @@ pub fn query_escape(s: &str) -> String {
     let mut out = String::new();
     for &b in s.as_bytes() {
         match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             _ => out.push_str(&format!("%{b:02X}")),
         }

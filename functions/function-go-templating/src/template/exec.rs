@@ -103,7 +103,13 @@ impl At<'_> {
 }
 
 /// Executes the template `name` of `set` on `data`, writing into `out`.
-pub fn execute(set: &Set<'_>, name: &str, data: Value, env: &mut dyn Env, out: &mut String) -> Result<(), ExecError> {
+pub fn execute(
+    set: &Set<'_>,
+    name: &str,
+    data: Value,
+    env: &mut dyn Env,
+    out: &mut String,
+) -> Result<(), ExecError> {
     let mut st = State {
         set,
         tmpl_name: name.to_string(),
@@ -205,7 +211,9 @@ impl<'a> State<'a, '_> {
                         v => sprint_v(v),
                     };
                     if self.out.len() + s.len() > MAX_OUTPUT {
-                        return Err(self.errorf(format!("template output exceeds {MAX_OUTPUT} bytes")));
+                        return Err(
+                            self.errorf(format!("template output exceeds {MAX_OUTPUT} bytes"))
+                        );
                     }
                     self.out.push_str(&s);
                 }
@@ -219,13 +227,18 @@ impl<'a> State<'a, '_> {
                     return Err(self.errorf(format!("template {} not defined", quote(name))));
                 };
                 if self.depth >= MAX_DEPTH.min(MAX_EXEC_DEPTH) {
-                    return Err(self.errorf(format!("exceeded maximum template depth ({MAX_DEPTH})")));
+                    return Err(
+                        self.errorf(format!("exceeded maximum template depth ({MAX_DEPTH})"))
+                    );
                 }
                 let new_dot = match pipe {
                     Some(p) => self.eval_pipeline(dot, p)?,
                     None => Value::Invalid,
                 };
-                let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), new_dot.clone(), false)]);
+                let saved_vars = std::mem::replace(
+                    &mut self.vars,
+                    vec![("$".to_string(), new_dot.clone(), false)],
+                );
                 let saved_name = std::mem::replace(&mut self.tmpl_name, name.clone());
                 let saved_iface = std::mem::replace(&mut self.dot_iface, false);
                 self.depth += 1;
@@ -270,8 +283,16 @@ impl<'a> State<'a, '_> {
         let inner_mark = self.vars.len();
         let elem_iface = matches!(&val, Value::List(_, Elem::Any) | Value::Map(_, Elem::Any));
         let items: Vec<(Value, Value)> = match &val {
-            Value::List(l, _) => l.iter().enumerate().map(|(i, v)| (Value::int(i as i64), v.clone())).collect(),
-            Value::Map(m, _) => m.borrow().iter().map(|(k, v)| (Value::str(k.as_str()), v.clone())).collect(),
+            Value::List(l, _) => l
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::int(i as i64), v.clone()))
+                .collect(),
+            Value::Map(m, _) => m
+                .borrow()
+                .iter()
+                .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
+                .collect(),
             Value::Invalid => Vec::new(),
             other => {
                 let shown = sprint_v(other);
@@ -370,15 +391,21 @@ impl<'a> State<'a, '_> {
             Arg::Field(_, ident) => {
                 self.at = At::Arg(first);
                 let iface = self.dot_iface;
-                return self.eval_field_chain(dot, dot.clone(), iface, first, ident, &cmd.args, final_);
+                return self.eval_field_chain(dot.clone(), iface, first, ident, &cmd.args, final_);
             }
-            Arg::Chain(_, node, fields) => return self.eval_chain(dot, first, node, fields, &cmd.args, final_),
-            Arg::Identifier(_, name) => return self.eval_function(dot, first, name, At::Cmd(cmd), &cmd.args, final_),
+            Arg::Chain(_, node, fields) => {
+                return self.eval_chain(dot, first, node, fields, &cmd.args, final_);
+            }
+            Arg::Identifier(_, name) => {
+                return self.eval_function(dot, first, name, At::Cmd(cmd), &cmd.args, final_);
+            }
             Arg::Pipe(p) => {
                 self.not_a_function(&cmd.args, &final_)?;
                 return self.eval_pipeline(dot, p);
             }
-            Arg::Variable(_, ident) => return self.eval_variable(dot, first, ident, &cmd.args, final_),
+            Arg::Variable(_, ident) => {
+                return self.eval_variable(first, ident, &cmd.args, final_);
+            }
             _ => {}
         }
         self.at = At::Arg(first);
@@ -389,7 +416,10 @@ impl<'a> State<'a, '_> {
             Arg::Nil(_) => Err(self.errorf("nil is not a command")),
             Arg::Number(_, n) => self.ideal_constant(first, n),
             Arg::String(_, _, s) => Ok(Value::str(s.as_str())),
-            _ => Err(self.errorf(format!("can't evaluate command {}", quote(&first.to_string())))),
+            _ => Err(self.errorf(format!(
+                "can't evaluate command {}",
+                quote(&first.to_string())
+            ))),
         }
     }
 
@@ -427,12 +457,11 @@ impl<'a> State<'a, '_> {
             return Err(self.errorf(format!("indirection through explicit nil in {chain}")));
         }
         let pipe = self.eval_arg(dot, Param::Any, node, true)?;
-        self.eval_field_chain(dot, pipe, false, chain, fields, args, final_)
+        self.eval_field_chain(pipe, false, chain, fields, args, final_)
     }
 
     fn eval_variable(
         &mut self,
-        dot: &Value,
         node: &'a Arg,
         ident: &'a [String],
         args: &'a [Arg],
@@ -444,12 +473,11 @@ impl<'a> State<'a, '_> {
             self.not_a_function(args, &final_)?;
             return Ok(value);
         }
-        self.eval_field_chain(dot, value, iface, node, &ident[1..], args, final_)
+        self.eval_field_chain(value, iface, node, &ident[1..], args, final_)
     }
 
     fn eval_field_chain(
         &mut self,
-        _dot: &Value,
         mut receiver: Value,
         mut iface: bool,
         node: &'a Arg,
@@ -467,7 +495,14 @@ impl<'a> State<'a, '_> {
         self.eval_field(&ident[n - 1], node, has_args, receiver, iface)
     }
 
-    fn eval_field(&mut self, field: &str, _node: &'a Arg, has_args: bool, receiver: Value, iface: bool) -> R<Value> {
+    fn eval_field(
+        &mut self,
+        field: &str,
+        _node: &'a Arg,
+        has_args: bool,
+        receiver: Value,
+        iface: bool,
+    ) -> R<Value> {
         match receiver {
             Value::Invalid => {
                 if self.set.missing_key == MissingKey::Error {
@@ -475,7 +510,9 @@ impl<'a> State<'a, '_> {
                 }
                 Ok(Value::Invalid)
             }
-            Value::Nil => Err(self.errorf(format!("nil pointer evaluating interface {{}}.{field}"))),
+            Value::Nil => {
+                Err(self.errorf(format!("nil pointer evaluating interface {{}}.{field}")))
+            }
             Value::Map(m, elem) => {
                 if has_args {
                     return Err(self.errorf(format!("{field} is not a method but has arguments")));
@@ -490,14 +527,18 @@ impl<'a> State<'a, '_> {
                             Elem::Str => Value::str(""),
                             Elem::Int => Value::int(0),
                         }),
-                        MissingKey::Error => Err(self.errorf(format!("map has no entry for key {}", quote(field)))),
+                        MissingKey::Error => {
+                            Err(self.errorf(format!("map has no entry for key {}", quote(field))))
+                        }
                     },
                 }
             }
             Value::Struct(s) => {
                 if let Some((_, v)) = s.fields.iter().find(|(n, _)| *n == field) {
                     if has_args {
-                        return Err(self.errorf(format!("{field} has arguments but cannot be invoked as function")));
+                        return Err(self.errorf(format!(
+                            "{field} has arguments but cannot be invoked as function"
+                        )));
                     }
                     return Ok(v.clone());
                 }
@@ -505,7 +546,11 @@ impl<'a> State<'a, '_> {
                 Err(self.errorf(format!("can't evaluate field {field} in type {t}")))
             }
             other => {
-                let t = if iface { "interface {}" } else { other.type_name() };
+                let t = if iface {
+                    "interface {}"
+                } else {
+                    other.type_name()
+                };
                 Err(self.errorf(format!("can't evaluate field {field} in type {t}")))
             }
         }
@@ -523,7 +568,10 @@ impl<'a> State<'a, '_> {
         self.at = At::Arg(ident);
         if self.set.unimplemented.contains(name) {
             self.at = cmd;
-            return Err(self.errorf(format!("error calling {name}: {}", super::func::unimplemented(name))));
+            return Err(self.errorf(format!(
+                "error calling {name}: {}",
+                super::func::unimplemented(name)
+            )));
         }
         let Some(func) = self.set.funcs.get(name).copied() else {
             return Err(self.errorf(format!("{} is not a defined function", quote(name))));
@@ -550,7 +598,9 @@ impl<'a> State<'a, '_> {
                 )));
             }
         } else if num_in != nparams {
-            return Err(self.errorf(format!("wrong number of args for {name}: want {nparams} got {num_in}")));
+            return Err(self.errorf(format!(
+                "wrong number of args for {name}: want {nparams} got {num_in}"
+            )));
         }
         // and / or short-circuit.
         if name == "and" || name == "or" {
@@ -580,7 +630,7 @@ impl<'a> State<'a, '_> {
             }
         }
         if let Some(f) = final_ {
-            let t = if func.variadic.is_some() && num_in - 1 >= nparams {
+            let t = if func.variadic.is_some() && num_in > nparams {
                 func.variadic.unwrap_or(Param::Any)
             } else {
                 func.params[num_in - 1]
@@ -588,7 +638,7 @@ impl<'a> State<'a, '_> {
             argv.push(self.validate_type(f, t)?);
         }
         match (func.call)(self.env_mut(), argv) {
-            Ok(v) => Ok(if func.returns_any { v } else { v }),
+            Ok(v) => Ok(v),
             Err(e) => {
                 self.at = node;
                 Err(self.errorf(format!("error calling {name}: {e}")))
@@ -639,11 +689,18 @@ impl<'a> State<'a, '_> {
             }
             Arg::Field(_, ident) => {
                 let iface = self.dot_iface;
-                let v = self.eval_field_chain(dot, dot.clone(), iface, n, ident, std::slice::from_ref(n), None)?;
+                let v = self.eval_field_chain(
+                    dot.clone(),
+                    iface,
+                    n,
+                    ident,
+                    std::slice::from_ref(n),
+                    None,
+                )?;
                 return check(self, v);
             }
             Arg::Variable(_, ident) => {
-                let v = self.eval_variable(dot, n, ident, &[], None)?;
+                let v = self.eval_variable(n, ident, &[], None)?;
                 return check(self, v);
             }
             Arg::Pipe(p) => {
@@ -651,7 +708,8 @@ impl<'a> State<'a, '_> {
                 return check(self, v);
             }
             Arg::Identifier(_, name) => {
-                let v = self.eval_function(dot, n, name, At::Arg(n), std::slice::from_ref(n), None)?;
+                let v =
+                    self.eval_function(dot, n, name, At::Arg(n), std::slice::from_ref(n), None)?;
                 return check(self, v);
             }
             Arg::Chain(_, node, fields) => {
@@ -686,9 +744,14 @@ impl<'a> State<'a, '_> {
                 Arg::Bool(_, b) => Ok(Value::Bool(*b)),
                 Arg::Number(_, num) => self.ideal_constant(n, num),
                 Arg::String(_, _, s) => Ok(Value::str(s.as_str())),
-                _ => Err(self.errorf(format!("can't handle assignment of {n} to empty interface argument"))),
+                _ => Err(self.errorf(format!(
+                    "can't handle assignment of {n} to empty interface argument"
+                ))),
             },
-            _ => Err(self.errorf(format!("can't handle {n} for arg of type {}", typ.type_name()))),
+            _ => Err(self.errorf(format!(
+                "can't handle {n} for arg of type {}",
+                typ.type_name()
+            ))),
         }
     }
 }
@@ -707,7 +770,8 @@ impl Env for State<'_, '_> {
         }
         let mut buf = String::new();
         let saved_out = std::mem::take(self.out);
-        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone(), false)]);
+        let saved_vars =
+            std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone(), false)]);
         let saved_name = std::mem::replace(&mut self.tmpl_name, name.to_string());
         let saved_at = self.at;
         let saved_iface = std::mem::replace(&mut self.dot_iface, false);

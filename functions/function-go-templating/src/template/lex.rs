@@ -150,10 +150,10 @@ fn is_nd(c: char) -> bool {
     // characters outside such runs (fractions, Roman numerals) are not Nd.
     let u = c as u32;
     const ND_STARTS: &[u32] = &[
-        0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66,
-        0xDE6, 0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80,
-        0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50,
-        0xABF0, 0xFF10,
+        0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6,
+        0xE50, 0xED0, 0xF20, 0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90,
+        0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0, 0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0,
+        0xFF10,
     ];
     ND_STARTS.iter().any(|&s| (s..s + 10).contains(&u))
 }
@@ -241,12 +241,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn backup(&mut self) {
-        if !self.at_eof && self.pos > 0 {
-            if let Some(c) = self.input[..self.pos].chars().next_back() {
-                self.pos -= c.len_utf8();
-                if c == '\n' {
-                    self.line -= 1;
-                }
+        if !self.at_eof
+            && self.pos > 0
+            && let Some(c) = self.input[..self.pos].chars().next_back()
+        {
+            self.pos -= c.len_utf8();
+            if c == '\n' {
+                self.line -= 1;
             }
         }
     }
@@ -335,7 +336,11 @@ impl<'a> Lexer<'a> {
                 }
                 self.lex_field_or_variable(ItemType::Variable)
             }
-            State::Char => self.lex_quoted('\'', "unterminated character constant", ItemType::CharConstant),
+            State::Char => self.lex_quoted(
+                '\'',
+                "unterminated character constant",
+                ItemType::CharConstant,
+            ),
             State::Number => self.lex_number(),
             State::Quote => self.lex_quoted('"', "unterminated quoted string", ItemType::String),
             State::RawQuote => self.lex_raw_quote(),
@@ -479,10 +484,7 @@ impl<'a> Lexer<'a> {
             }
             Some(c) if c.is_ascii() && !c.is_ascii_control() => self.emit(ItemType::Char),
             Some(c) => {
-                return self.errorf(format!(
-                    "unrecognized character in action: {}",
-                    sharp_u(c)
-                ));
+                return self.errorf(format!("unrecognized character in action: {}", sharp_u(c)));
             }
         }
         Some(State::InsideAction)

@@ -46,16 +46,16 @@ pub fn apply_option(set: &mut Set<'_>, opt: &str) -> Result<(), String> {
     if opt.is_empty() {
         return Err("empty option string".into());
     }
-    if let Some((k, v)) = opt.split_once('=') {
-        if k == "missingkey" {
-            set.missing_key = match v {
-                "invalid" | "default" => MissingKey::Invalid,
-                "zero" => MissingKey::Zero,
-                "error" => MissingKey::Error,
-                _ => return Err(format!("unrecognized option: {opt}")),
-            };
-            return Ok(());
-        }
+    if let Some((k, v)) = opt.split_once('=')
+        && k == "missingkey"
+    {
+        set.missing_key = match v {
+            "invalid" | "default" => MissingKey::Invalid,
+            "zero" => MissingKey::Zero,
+            "error" => MissingKey::Error,
+            _ => return Err(format!("unrecognized option: {opt}")),
+        };
+        return Ok(());
     }
     Err(format!("unrecognized option: {opt}"))
 }

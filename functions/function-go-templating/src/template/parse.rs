@@ -49,7 +49,11 @@ pub fn parse(
 /// Go's `IsEmptyTree`: only spaces and comments.
 pub fn is_empty_tree(list: &List) -> bool {
     list.iter().all(|n| match n {
-        Node::Text(t) => t.trim_matches([' ', '\t', '\n', '\r', '\u{b}', '\u{c}']).is_empty() && is_ascii_space_only(t),
+        Node::Text(t) => {
+            t.trim_matches([' ', '\t', '\n', '\r', '\u{b}', '\u{c}'])
+                .is_empty()
+                && is_ascii_space_only(t)
+        }
         _ => false,
     })
 }
@@ -260,7 +264,11 @@ impl Parser<'_> {
         match token.typ {
             ItemType::Block => return self.block_control(),
             ItemType::Break | ItemType::Continue => {
-                let what = if token.typ == ItemType::Break { "{{break}}" } else { "{{continue}}" };
+                let what = if token.typ == ItemType::Break {
+                    "{{break}}"
+                } else {
+                    "{{continue}}"
+                };
                 let t = self.next_non_space();
                 if t.typ != ItemType::RightDelim {
                     return Err(self.unexpected(&t, what));
@@ -390,7 +398,9 @@ impl Parser<'_> {
 
     fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
         match token.typ {
-            ItemType::String | ItemType::RawString => unquote(&token.val).map_err(|e| self.errorf(e)),
+            ItemType::String | ItemType::RawString => {
+                unquote(&token.val).map_err(|e| self.errorf(e))
+            }
             _ => Err(self.unexpected(token, context)),
         }
     }
@@ -424,7 +434,9 @@ impl Parser<'_> {
                 self.vars.push(v.val);
                 if context == "range" && pipe.decl.len() < 2 {
                     match self.peek_non_space().typ {
-                        ItemType::Variable | ItemType::RightDelim | ItemType::RightParen => continue,
+                        ItemType::Variable | ItemType::RightDelim | ItemType::RightParen => {
+                            continue;
+                        }
                         _ => return Err(self.errorf("range can only initialize variables")),
                     }
                 }
@@ -570,7 +582,9 @@ impl Parser<'_> {
             ItemType::LeftParen => {
                 self.depth += 1;
                 if self.depth > MAX_NESTING {
-                    return Err(self.errorf(format!("template nests deeper than {MAX_NESTING} levels")));
+                    return Err(
+                        self.errorf(format!("template nests deeper than {MAX_NESTING} levels"))
+                    );
                 }
                 let p = self.pipeline("parenthesized pipeline", ItemType::RightParen)?;
                 self.depth -= 1;
@@ -732,8 +746,15 @@ fn new_number(text: &str, typ: ItemType) -> Result<Number, String> {
         if tail != "'" {
             return Err(format!("malformed character constant: {text}"));
         }
-        let c = String::from_utf8_lossy(&bytes).chars().next().unwrap_or('\u{fffd}');
-        let c = if bytes.len() == 1 { bytes[0] as u32 } else { c as u32 };
+        let c = String::from_utf8_lossy(&bytes)
+            .chars()
+            .next()
+            .unwrap_or('\u{fffd}');
+        let c = if bytes.len() == 1 {
+            bytes[0] as u32
+        } else {
+            c as u32
+        };
         n.is_int = true;
         n.is_uint = true;
         n.is_float = true;
@@ -742,12 +763,20 @@ fn new_number(text: &str, typ: ItemType) -> Result<Number, String> {
         return Ok(n);
     }
     if typ == ItemType::Complex || text.ends_with('i') {
-        return Err(format!("complex constant {text} is not supported by xfn's template engine"));
+        return Err(format!(
+            "complex constant {text} is not supported by xfn's template engine"
+        ));
     }
-    let uint = parse_int_base0(text).filter(|(neg, _)| !neg).map(|(_, v)| v);
+    let uint = parse_int_base0(text)
+        .filter(|(neg, _)| !neg)
+        .map(|(_, v)| v);
     let int = parse_int_base0(text).and_then(|(neg, v)| {
         if neg {
-            if v <= 1u64 << 63 { Some((v as i64).wrapping_neg()) } else { None }
+            if v <= 1u64 << 63 {
+                Some((v as i64).wrapping_neg())
+            } else {
+                None
+            }
         } else if v <= i64::MAX as u64 {
             Some(v as i64)
         } else {
@@ -781,7 +810,7 @@ fn new_number(text: &str, typ: ItemType) -> Result<Number, String> {
             n.is_int = true;
             n.int = f as i64;
         }
-        if f >= 0.0 && f < 1.8e19 && (f as u64) as f64 == f {
+        if (0.0..1.8e19).contains(&f) && (f as u64) as f64 == f {
             n.is_uint = true;
         }
     }
@@ -799,17 +828,18 @@ fn parse_int_base0(s: &str) -> Option<(bool, u64)> {
         b'+' => (false, &s[1..]),
         _ => (false, s),
     };
-    let (base, digits, prefixed) = if let Some(r) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        (16, r, true)
-    } else if let Some(r) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
-        (8, r, true)
-    } else if let Some(r) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-        (2, r, true)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (8, &body[1..], true)
-    } else {
-        (10, body, false)
-    };
+    let (base, digits, prefixed) =
+        if let Some(r) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, r, true)
+        } else if let Some(r) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
+            (8, r, true)
+        } else if let Some(r) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            (2, r, true)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..], true)
+        } else {
+            (10, body, false)
+        };
     let _ = prefixed;
     if !underscore_ok(body) {
         return None;
@@ -855,7 +885,8 @@ fn underscore_ok(s: &str) -> bool {
 
 fn parse_float(s: &str) -> Option<f64> {
     let lower = s.to_ascii_lowercase();
-    if lower.contains("0x") || lower.contains('_') || lower.contains("inf") || lower.contains("nan") {
+    if lower.contains("0x") || lower.contains('_') || lower.contains("inf") || lower.contains("nan")
+    {
         return None;
     }
     s.parse::<f64>().ok()
@@ -868,30 +899,65 @@ mod tests {
     fn err(text: &str) -> String {
         let mut trees = HashMap::new();
         let f = |n: &str| matches!(n, "printf" | "len" | "eq");
-        parse("t", text, "", "", &f, &mut trees).err().map(|e| e.0).unwrap_or_default()
+        parse("t", text, "", "", &f, &mut trees)
+            .err()
+            .map(|e| e.0)
+            .unwrap_or_default()
     }
 
     #[test]
     fn parse_errors_like_go() {
-        assert_eq!(err("{{ foo }}"), "template: t:1: function \"foo\" not defined");
-        assert_eq!(err("a\n{{ $x }}"), "template: t:2: undefined variable \"$x\"");
+        assert_eq!(
+            err("{{ foo }}"),
+            "template: t:1: function \"foo\" not defined"
+        );
+        assert_eq!(
+            err("a\n{{ $x }}"),
+            "template: t:2: undefined variable \"$x\""
+        );
         assert_eq!(err("{{ if .a }}"), "template: t:1: unexpected EOF");
         assert_eq!(err("{{ end }}"), "template: t:1: unexpected {{end}}");
-        assert_eq!(err("{{ .a | 3 }}"), "template: t:1: non executable command in pipeline stage 2");
+        assert_eq!(
+            err("{{ .a | 3 }}"),
+            "template: t:1: non executable command in pipeline stage 2"
+        );
         assert_eq!(err("{{ }}"), "template: t:1: missing value for command");
-        assert_eq!(err("{{ \"a\".b }}"), "template: t:1: unexpected . after term \"\\\"a\\\"\"");
-        assert_eq!(err("{{ break }}"), "template: t:1: {{break}} outside {{range}}");
-        assert_eq!(err("{{ .x\n"), "template: t:2: unclosed action started at t:1");
-        assert_eq!(err("{{ 99999999999999999999 }}"), "template: t:1: integer overflow: \"99999999999999999999\"");
+        assert_eq!(
+            err("{{ \"a\".b }}"),
+            "template: t:1: unexpected . after term \"\\\"a\\\"\""
+        );
+        assert_eq!(
+            err("{{ break }}"),
+            "template: t:1: {{break}} outside {{range}}"
+        );
+        assert_eq!(
+            err("{{ .x\n"),
+            "template: t:2: unclosed action started at t:1"
+        );
+        assert_eq!(
+            err("{{ 99999999999999999999 }}"),
+            "template: t:1: integer overflow: \"99999999999999999999\""
+        );
     }
 
     #[test]
     fn node_strings() {
         let mut trees = HashMap::new();
         let f = |_: &str| true;
-        parse("t", "{{ $x := printf \"%d\" (len .a.b) | eq 3 }}{{ (.a).b }}", "", "", &f, &mut trees).expect("parses");
+        parse(
+            "t",
+            "{{ $x := printf \"%d\" (len .a.b) | eq 3 }}{{ (.a).b }}",
+            "",
+            "",
+            &f,
+            &mut trees,
+        )
+        .expect("parses");
         let root = &trees["t"];
-        assert_eq!(root[0].to_string(), "{{$x := printf \"%d\" (len .a.b) | eq 3}}");
+        assert_eq!(
+            root[0].to_string(),
+            "{{$x := printf \"%d\" (len .a.b) | eq 3}}"
+        );
         assert_eq!(root[1].to_string(), "{{(.a).b}}");
     }
 

@@ -179,14 +179,22 @@ impl Value {
             Value::Invalid | Value::Nil => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i, _) => J::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map(J::Number).ok_or_else(|| {
-                format!(
-                    "json: unsupported value: {}",
-                    xfn_gocompat::gofmt::format_float(*f, b'g', -1)
-                )
-            })?,
+            Value::Float(f) => {
+                serde_json::Number::from_f64(*f)
+                    .map(J::Number)
+                    .ok_or_else(|| {
+                        format!(
+                            "json: unsupported value: {}",
+                            xfn_gocompat::gofmt::format_float(*f, b'g', -1)
+                        )
+                    })?
+            }
             Value::Str(s) => J::String(s.to_string()),
-            Value::List(l, _) => J::Array(l.iter().map(|v| v.to_json_depth(d)).collect::<Result<_, _>>()?),
+            Value::List(l, _) => J::Array(
+                l.iter()
+                    .map(|v| v.to_json_depth(d))
+                    .collect::<Result<_, _>>()?,
+            ),
             Value::Map(m, _) => J::Object(
                 m.borrow()
                     .iter()
@@ -219,7 +227,12 @@ impl Value {
             Value::Float(f) => GoValue::Float(*f),
             Value::Str(s) => GoValue::String(s.to_string()),
             Value::List(l, _) => GoValue::Slice(l.iter().map(|v| v.to_go_depth(d)).collect()),
-            Value::Map(m, _) => GoValue::Map(m.borrow().iter().map(|(k, v)| (k.clone(), v.to_go_depth(d))).collect()),
+            Value::Map(m, _) => GoValue::Map(
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_go_depth(d)))
+                    .collect(),
+            ),
             // `%v` of a struct: its fields' `%v` in braces.
             Value::Struct(s) => GoValue::String(format!(
                 "{{{}}}",
@@ -302,7 +315,13 @@ mod tests {
         .into_iter()
         .collect();
         assert_eq!(sprint_v(&Value::map(m)), "map[a:1e+06 b:2]");
-        assert_eq!(sprint(&[Value::int(1), Value::int(2), Value::str("x"), Value::int(3)]), "1 2x3");
-        assert_eq!(sprint_v(&Value::list(vec![Value::Nil, Value::Bool(true)])), "[<nil> true]");
+        assert_eq!(
+            sprint(&[Value::int(1), Value::int(2), Value::str("x"), Value::int(3)]),
+            "1 2x3"
+        );
+        assert_eq!(
+            sprint_v(&Value::list(vec![Value::Nil, Value::Bool(true)])),
+            "[<nil> true]"
+        );
     }
 }
