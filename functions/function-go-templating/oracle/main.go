@@ -16,6 +16,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -82,6 +83,52 @@ func newTemplate(delims []string) *template.Template {
 			return fmt.Sprintf("gotemplating.fn.crossplane.io/composition-resource-name: %s", name)
 		},
 	})
+	t.Funcs(template.FuncMap{
+		"getCompositeResource": func(req map[string]any) map[string]any {
+			var out map[string]any
+			if !lookupInto(req, &out, "observed", "composite", "resource") {
+				return nil
+			}
+			return out
+		},
+		"getComposedResource": func(req map[string]any, name string) map[string]any {
+			var out map[string]any
+			if !lookupInto(req, &out, "observed", "resources", name, "resource") {
+				return nil
+			}
+			return out
+		},
+		"getExtraResources": func(req map[string]any, name string) []any {
+			var out []any
+			if !lookupInto(req, &out, "requiredResources", name, "items") &&
+				!lookupInto(req, &out, "extraResources", name, "items") {
+				return nil
+			}
+			return out
+		},
+		"getCredentialData": func(req map[string]any, name string) map[string][]byte {
+			var data map[string]string
+			if !lookupInto(req, &data, "credentials", name, "credentialData", "data") {
+				return nil
+			}
+			out := map[string][]byte{}
+			for k, v := range data {
+				b, err := base64.StdEncoding.DecodeString(v)
+				if err != nil {
+					return nil
+				}
+				out[k] = b
+			}
+			return out
+		},
+		"getExtraResourcesFromContext": func(req map[string]any, name string) []any {
+			var out []any
+			if !lookupInto(req, &out, "context", "apiextensions.crossplane.io/extra-resources", name, "items") {
+				return nil
+			}
+			return out
+		},
+	})
 	depth := map[string]int{}
 	t.Funcs(template.FuncMap{
 		"include": func(name string, data any) (string, error) {
@@ -100,6 +147,27 @@ func newTemplate(delims []string) *template.Template {
 	delete(f, "expandenv")
 	t.Funcs(f)
 	return t
+}
+
+// lookupInto follows keys through maps and decodes what it finds into out
+// through JSON, as crossplane-runtime's fieldpath GetValueInto does (so
+// numbers become float64).
+func lookupInto(v any, out any, keys ...string) bool {
+	cur := v
+	for _, k := range keys {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[k]; !ok {
+			return false
+		}
+	}
+	b, err := json.Marshal(cur)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(b, out) == nil
 }
 
 func run(r request) (out string, err error) {

@@ -5,7 +5,9 @@
 //! `getExtraResourcesFromContext`, `getCredentialData`.
 
 use crate::template::func::{Func, FuncMap, Param};
-use crate::template::value::{Struct, Value};
+use base64::Engine as _;
+
+use crate::template::value::{Elem, Struct, Value};
 
 /// Upstream functions not ported yet.
 pub const UNIMPLEMENTED: &[&str] = &[];
@@ -50,27 +52,50 @@ pub fn add(m: &mut FuncMap) {
     m.insert(
         "getCompositeResource",
         Func::new(&[MapAny], |_, a| {
-            Ok(path(&a[0], &["observed", "composite", "resource"])
-                .filter(is_map)
-                .unwrap_or_else(nil_map))
+            Ok(
+                get_value_into(&a[0], &["observed", "composite", "resource"])
+                    .filter(is_map)
+                    .unwrap_or_else(nil_map),
+            )
         }),
     );
     m.insert(
         "getComposedResource",
         Func::new(&[MapAny, Str], |_, a| {
             let name = str_arg(&a, 1);
-            Ok(path(&a[0], &["observed", "resources", &name, "resource"])
-                .filter(is_map)
-                .unwrap_or_else(nil_map))
+            Ok(
+                get_value_into(&a[0], &["observed", "resources", &name, "resource"])
+                    .filter(is_map)
+                    .unwrap_or_else(nil_map),
+            )
         }),
     );
     m.insert(
         "getExtraResources",
         Func::new(&[MapAny, Str], |_, a| {
             let name = str_arg(&a, 1);
-            let found = path(&a[0], &["requiredResources", &name, "items"])
+            let found = get_value_into(&a[0], &["requiredResources", &name, "items"])
                 .filter(is_list)
-                .or_else(|| path(&a[0], &["extraResources", &name, "items"]).filter(is_list));
+                .or_else(|| {
+                    get_value_into(&a[0], &["extraResources", &name, "items"]).filter(is_list)
+                });
+            Ok(found.unwrap_or_else(|| Value::list(Vec::new())))
+        }),
+    );
+    m.insert(
+        "getExtraResourcesFromContext",
+        Func::new(&[MapAny, Str], |_, a| {
+            let name = str_arg(&a, 1);
+            let found = get_value_into(
+                &a[0],
+                &[
+                    "context",
+                    "apiextensions.crossplane.io/extra-resources",
+                    &name,
+                    "items",
+                ],
+            )
+            .filter(is_list);
             Ok(found.unwrap_or_else(|| Value::list(Vec::new())))
         }),
     );
@@ -78,19 +103,25 @@ pub fn add(m: &mut FuncMap) {
         "getCredentialData",
         Func::new(&[MapAny, Str], |_, a| {
             let name = str_arg(&a, 1);
-            let Some(Value::Map(data, _)) =
+            // Upstream reads the request back from the map: credential data is
+            // base64 in protojson, a map[string][]byte in Go.
+            let mut out = std::collections::BTreeMap::new();
+            if let Some(Value::Map(data, _)) =
                 path(&a[0], &["credentials", &name, "credentialData", "data"])
-            else {
-                return Ok(Value::str_map(Default::default()));
-            };
-            // Credential data is base64 in the protojson request; upstream
-            // decodes it into a map[string][]byte, which prints as bytes.
-            let out = data
-                .borrow()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            Ok(Value::map(out))
+            {
+                for (k, v) in data.borrow().iter() {
+                    let Value::Str(s) = v else { continue };
+                    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(s.as_bytes())
+                    else {
+                        return Ok(Value::Map(Default::default(), Elem::Bytes));
+                    };
+                    out.insert(k.clone(), Value::bytes(&bytes));
+                }
+            }
+            Ok(Value::Map(
+                std::rc::Rc::new(std::cell::RefCell::new(out)),
+                Elem::Bytes,
+            ))
         }),
     );
     m.insert(
@@ -129,6 +160,33 @@ fn is_list(v: &Value) -> bool {
 
 fn nil_map() -> Value {
     Value::map(Default::default())
+}
+
+/// What crossplane-runtime's `GetValueInto` gives: the value through a JSON
+/// round trip, so every number is a `float64`.
+fn json_round_trip(v: Value) -> Value {
+    match v {
+        Value::Int(i, _) => Value::Float(i as f64),
+        Value::List(l, e) => Value::List(
+            std::rc::Rc::new(l.iter().cloned().map(json_round_trip).collect()),
+            e,
+        ),
+        Value::Map(m, e) => Value::Map(
+            std::rc::Rc::new(std::cell::RefCell::new(
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), json_round_trip(v.clone())))
+                    .collect(),
+            )),
+            e,
+        ),
+        other => other,
+    }
+}
+
+/// A value at `keys`, through JSON as upstream reads it.
+fn get_value_into(v: &Value, keys: &[&str]) -> Option<Value> {
+    path(v, keys).map(json_round_trip)
 }
 
 fn path(v: &Value, keys: &[&str]) -> Option<Value> {

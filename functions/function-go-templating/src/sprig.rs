@@ -169,6 +169,19 @@ fn string_list(v: Vec<String>) -> Value {
 pub fn strval(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
+        Value::List(l, Elem::Byte) => {
+            let b: Vec<u8> = l
+                .iter()
+                .map(|x| {
+                    if let Value::Int(i, _) = x {
+                        *i as u8
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            String::from_utf8_lossy(&b).into_owned()
+        }
         v => sprint_v(v),
     }
 }

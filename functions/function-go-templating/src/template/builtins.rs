@@ -190,7 +190,8 @@ fn index(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {
                     None => match elem {
                         Elem::Any => Value::Nil,
                         Elem::Str => Value::str(""),
-                        Elem::Int => Value::int(0),
+                        Elem::Int | Elem::Byte => Value::int(0),
+                        Elem::Bytes => Value::bytes(&[]),
                     },
                 }
             }

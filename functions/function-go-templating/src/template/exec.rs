@@ -525,7 +525,8 @@ impl<'a> State<'a, '_> {
                         MissingKey::Zero => Ok(match elem {
                             Elem::Any => Value::Nil,
                             Elem::Str => Value::str(""),
-                            Elem::Int => Value::int(0),
+                            Elem::Int | Elem::Byte => Value::int(0),
+                            Elem::Bytes => Value::bytes(&[]),
                         }),
                         MissingKey::Error => {
                             Err(self.errorf(format!("map has no entry for key {}", quote(field))))

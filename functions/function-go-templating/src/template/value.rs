@@ -27,6 +27,10 @@ pub enum Elem {
     Str,
     /// `int`
     Int,
+    /// `uint8` (a `[]byte`'s elements)
+    Byte,
+    /// `[]uint8` (a map of byte slices' elements)
+    Bytes,
 }
 
 /// A struct value (e.g. the `Condition` `getResourceCondition` returns):
@@ -89,6 +93,14 @@ impl Value {
         Value::Map(Rc::new(RefCell::new(m)), Elem::Any)
     }
 
+    /// A `[]byte`.
+    pub fn bytes(b: &[u8]) -> Value {
+        Value::List(
+            Rc::new(b.iter().map(|&x| Value::int(i64::from(x))).collect()),
+            Elem::Byte,
+        )
+    }
+
     /// A `map[string]string`.
     pub fn str_map(m: BTreeMap<String, Value>) -> Value {
         Value::Map(Rc::new(RefCell::new(m)), Elem::Str)
@@ -107,9 +119,13 @@ impl Value {
             Value::List(_, Elem::Any) => "[]interface {}",
             Value::List(_, Elem::Str) => "[]string",
             Value::List(_, Elem::Int) => "[]int",
+            Value::List(_, Elem::Byte) => "[]uint8",
+            Value::List(_, Elem::Bytes) => "[][]uint8",
             Value::Map(_, Elem::Any) => "map[string]interface {}",
             Value::Map(_, Elem::Str) => "map[string]string",
             Value::Map(_, Elem::Int) => "map[string]int",
+            Value::Map(_, Elem::Byte) => "map[string]uint8",
+            Value::Map(_, Elem::Bytes) => "map[string][]uint8",
             Value::Struct(s) => s.type_name,
         }
     }
