@@ -18,7 +18,7 @@ pub const MAX_OUTPUT: usize = 64 << 20;
 pub const MAX_STEPS: u64 = 50_000_000;
 /// The deepest nesting of template calls xfn allows: each level uses native
 /// stack, far less of it than Go's growable stacks allow.
-pub const MAX_DEPTH: usize = 1_000;
+pub const MAX_DEPTH: usize = 200;
 
 /// The `missingkey` option.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use super::node::{Arg, Command, Control, ControlKind, List, Node, Number, Pipe};
 /// input; Go has none).
 pub const MAX_NODES: usize = 1_000_000;
 /// The deepest nesting of controls and parentheses a text may have.
-pub const MAX_NESTING: usize = 1000;
+pub const MAX_NESTING: usize = 200;
 
 /// A parse error, already in Go's form (`template: NAME:LINE: ...`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
