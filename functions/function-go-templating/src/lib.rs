@@ -7,6 +7,7 @@ pub mod function;
 pub mod manifests;
 pub mod render;
 pub mod sprig;
+pub mod sprig_extra;
 pub mod template;
 pub mod yamlv3;
 

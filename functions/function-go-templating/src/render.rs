@@ -41,6 +41,7 @@ impl Renderer {
         let mut funcs = FuncMap::new();
         template::builtins::add(&mut funcs);
         crate::sprig::add(&mut funcs);
+        crate::sprig_extra::add(&mut funcs);
         crate::fns::add(&mut funcs);
         let unimplemented = crate::sprig::UNIMPLEMENTED
             .iter()
