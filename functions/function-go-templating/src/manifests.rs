@@ -97,85 +97,19 @@ fn split_documents(data: &str) -> Result<Vec<(String, usize)>, String> {
     Ok(docs)
 }
 
-struct YamlError {
-    line: usize,
-    message: String,
-}
+use crate::yamlv2::YamlError;
 
 fn yaml_to_json(doc: &str) -> Result<J, YamlError> {
     if doc.trim().is_empty() {
         return Ok(J::Null);
     }
-    if let Err(r) = xfn_yaml_guard(doc) {
+    if doc.len() > 64 << 20 {
         return Err(YamlError {
             line: 0,
-            message: r,
+            message: "document larger than 64 MiB".into(),
         });
     }
-    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(doc).map_err(|e| {
-        let line = e.location().map_or(0, |l| l.line());
-        let text = e.to_string();
-        let message = match text.find(" at line ") {
-            Some(i) => text[..i].to_string(),
-            None => text,
-        };
-        YamlError { line, message }
-    })?;
-    convert(&v, 0).map_err(|message| YamlError { line: 0, message })
-}
-
-/// Bounds on hostile YAML (nesting, size) before it is parsed.
-fn xfn_yaml_guard(doc: &str) -> Result<(), String> {
-    if doc.len() > 64 << 20 {
-        return Err("document larger than 64 MiB".into());
-    }
-    Ok(())
-}
-
-const MAX_DEPTH: usize = 500;
-
-fn convert(v: &serde_yaml_ng::Value, depth: usize) -> Result<J, String> {
-    use serde_yaml_ng::Value as Y;
-    if depth > MAX_DEPTH {
-        return Err(format!("document nests deeper than {MAX_DEPTH} levels"));
-    }
-    Ok(match v {
-        Y::Null => J::Null,
-        Y::Bool(b) => J::Bool(*b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                J::from(i)
-            } else if let Some(u) = n.as_u64() {
-                J::from(u)
-            } else {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                serde_json::Number::from_f64(f)
-                    .map(J::Number)
-                    .ok_or_else(|| format!("json: unsupported value: {f}"))?
-            }
-        }
-        Y::String(s) => J::String(s.clone()),
-        Y::Sequence(s) => J::Array(
-            s.iter()
-                .map(|e| convert(e, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        Y::Mapping(m) => {
-            let mut out = Map::new();
-            for (k, v) in m {
-                let key = match k {
-                    Y::String(s) => s.clone(),
-                    Y::Number(n) => n.to_string(),
-                    Y::Bool(b) => b.to_string(),
-                    Y::Null => "null".into(),
-                    _ => return Err("unsupported map key of a collection type".into()),
-                };
-                out.insert(key, convert(v, depth + 1)?);
-            }
-            J::Object(out)
-        }
-        Y::Tagged(t) => convert(&t.value, depth + 1)?,
-    })
+    crate::yamlv2::to_json(doc)
 }
 
 /// `Unstructured.UnmarshalJSON`: an object with a kind.

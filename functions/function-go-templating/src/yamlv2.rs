@@ -1,0 +1,313 @@
+//! Reading one rendered YAML document as upstream does (sigs.k8s.io/yaml's
+//! `YAMLToJSON`, i.e. go-yaml v2 into `interface {}` then JSON): libyaml's
+//! events, with go-yaml v2's YAML 1.1 resolution of plain scalars (`yes`,
+//! `on`, `y` are booleans, `0644` is octal, `1_000` an integer, `~` null),
+//! anchors, aliases and `<<` merge keys, and its error texts
+//! (`yaml: line N: PROBLEM`, the line off by one for parser errors as
+//! go-yaml computes it).
+
+use libyaml_safer::{EventData, Parser, ScalarStyle};
+use serde_json::{Map, Number, Value as J};
+
+/// The deepest nesting of a document.
+pub const MAX_DEPTH: usize = 500;
+/// The most values a document may expand to (aliases included).
+pub const MAX_NODES: usize = 5_000_000;
+
+/// A YAML error: its line as go-yaml reports it (0 when it has none) and
+/// the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// The line go-yaml names.
+    pub line: usize,
+    /// libyaml's problem, or the loader's.
+    pub message: String,
+}
+
+enum Frame {
+    Seq(Vec<J>, Option<String>),
+    Map(Map<String, J>, Option<J>, Option<String>),
+}
+
+/// Parses the first document of `text` into JSON (null for an empty one).
+pub fn to_json(text: &str) -> Result<J, YamlError> {
+    let mut bytes = text.as_bytes();
+    let mut parser = Parser::new();
+    parser.set_input_string(&mut bytes);
+    let mut anchors: std::collections::HashMap<String, J> = std::collections::HashMap::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut nodes = 0usize;
+    let mut result: Option<J> = None;
+    loop {
+        let event = parser.parse().map_err(|e| {
+            let mark = e.problem_mark().map_or(0, |m| m.line as usize);
+            let line = match e.kind() {
+                libyaml_safer::ErrorKind::Scanner => mark + 1,
+                _ => mark,
+            };
+            YamlError {
+                line,
+                message: e.problem().to_string(),
+            }
+        })?;
+        let mut value: Option<(J, Option<String>)> = None;
+        match event.data {
+            EventData::StreamEnd | EventData::DocumentEnd { .. } => break,
+            EventData::StreamStart { .. } | EventData::DocumentStart { .. } => continue,
+            EventData::Alias { anchor } => {
+                let v = anchors.get(&anchor).cloned().ok_or_else(|| YamlError {
+                    line: 0,
+                    message: format!("unknown anchor '{anchor}' referenced"),
+                })?;
+                nodes += count(&v);
+                value = Some((v, None));
+            }
+            EventData::Scalar {
+                anchor,
+                tag,
+                value: text,
+                style,
+                ..
+            } => {
+                let v = resolve(&text, style, tag.as_deref())
+                    .map_err(|message| YamlError { line: 0, message })?;
+                value = Some((v, anchor));
+            }
+            EventData::SequenceStart { anchor, .. } => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(YamlError {
+                        line: 0,
+                        message: format!("document nests deeper than {MAX_DEPTH} levels"),
+                    });
+                }
+                stack.push(Frame::Seq(Vec::new(), anchor));
+            }
+            EventData::MappingStart { anchor, .. } => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(YamlError {
+                        line: 0,
+                        message: format!("document nests deeper than {MAX_DEPTH} levels"),
+                    });
+                }
+                stack.push(Frame::Map(Map::new(), None, anchor));
+            }
+            EventData::SequenceEnd => {
+                if let Some(Frame::Seq(items, anchor)) = stack.pop() {
+                    value = Some((J::Array(items), anchor));
+                }
+            }
+            EventData::MappingEnd => {
+                if let Some(Frame::Map(m, _, anchor)) = stack.pop() {
+                    value = Some((J::Object(m), anchor));
+                }
+            }
+        }
+        let Some((v, anchor)) = value else { continue };
+        nodes += 1;
+        if nodes > MAX_NODES {
+            return Err(YamlError {
+                line: 0,
+                message: format!("document expands to more than {MAX_NODES} values"),
+            });
+        }
+        if let Some(a) = anchor {
+            anchors.insert(a, v.clone());
+        }
+        match stack.last_mut() {
+            None => result = Some(v),
+            Some(Frame::Seq(items, _)) => items.push(v),
+            Some(Frame::Map(m, key, _)) => match key.take() {
+                None => *key = Some(v),
+                Some(k) => insert(m, k, v),
+            },
+        }
+    }
+    Ok(result.unwrap_or(J::Null))
+}
+
+fn count(v: &J) -> usize {
+    match v {
+        J::Array(a) => 1 + a.iter().map(count).sum::<usize>(),
+        J::Object(o) => 1 + o.values().map(count).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Adds a key to a mapping: `<<` merges (existing keys win), other keys
+/// become strings as sigs.k8s.io/yaml writes them, and a repeated key's
+/// last value wins.
+fn insert(m: &mut Map<String, J>, key: J, v: J) {
+    if key == J::String("<<".into()) && MERGE.with(|x| *x) {
+        let sources: Vec<J> = match v {
+            J::Array(a) => a.into_iter().rev().collect(),
+            other => vec![other],
+        };
+        for s in sources {
+            if let J::Object(o) = s {
+                for (k, val) in o {
+                    m.entry(k).or_insert(val);
+                }
+            }
+        }
+        return;
+    }
+    let k = match key {
+        J::String(s) => s,
+        J::Null => "null".into(),
+        J::Bool(b) => b.to_string(),
+        J::Number(n) => n.to_string(),
+        other => other.to_string(),
+    };
+    m.insert(k, v);
+}
+
+thread_local! {
+    static MERGE: bool = const { true };
+}
+
+/// go-yaml v2's `resolve` of a scalar; infinities and NaN cannot become
+/// JSON (`json: unsupported value`, as `YAMLToJSON` fails).
+fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<J, String> {
+    let plain = style == ScalarStyle::Plain;
+    match tag {
+        Some("tag:yaml.org,2002:str") | Some("!!str") => return Ok(J::String(text.into())),
+        Some(_) => {}
+        None if !plain => return Ok(J::String(text.into())),
+        None => {}
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(J::Null),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            return Ok(J::Bool(true));
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            return Ok(J::Bool(false));
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Err("json: unsupported value: +Inf".into());
+        }
+        "-.inf" | "-.Inf" | "-.INF" => return Err("json: unsupported value: -Inf".into()),
+        ".nan" | ".NaN" | ".NAN" => return Err("json: unsupported value: NaN".into()),
+        _ => {}
+    }
+    let c = text.as_bytes()[0];
+    if c.is_ascii_digit() || matches!(c, b'+' | b'-' | b'.') {
+        let clean = text.replace('_', "");
+        if let Some(i) = go_parse_int(&clean) {
+            return Ok(J::from(i));
+        }
+        if !clean.starts_with('-')
+            && let Ok(u) = clean.strip_prefix('+').unwrap_or(&clean).parse::<u64>()
+        {
+            return Ok(J::from(u));
+        }
+        if let Some(Ok(i)) = clean.strip_prefix("0b").map(|b| i64::from_str_radix(b, 2)) {
+            return Ok(J::from(i));
+        }
+        if let Some(Ok(i)) = clean.strip_prefix("-0b").map(|b| i64::from_str_radix(b, 2)) {
+            return Ok(J::from(-i));
+        }
+        if is_yaml_float(text)
+            && let Some(n) = clean.parse::<f64>().ok().and_then(Number::from_f64)
+        {
+            return Ok(J::Number(n));
+        }
+    }
+    Ok(J::String(text.into()))
+}
+
+/// `strconv.ParseInt(s, 0, 64)`.
+fn go_parse_int(s: &str) -> Option<i64> {
+    let (neg, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (radix, digits) =
+        if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, h)
+        } else if let Some(o) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
+            (8, o)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..])
+        } else {
+            (10, body)
+        };
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return None;
+    }
+    let mag = u64::from_str_radix(digits, radix).ok()?;
+    if neg {
+        if mag <= 1 << 63 {
+            Some((mag as i64).wrapping_neg())
+        } else {
+            None
+        }
+    } else {
+        i64::try_from(mag).ok()
+    }
+}
+
+/// go-yaml's `yamlStyleFloat`: `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
+fn is_yaml_float(s: &str) -> bool {
+    let b = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mant, exp) = match b.find(['e', 'E']) {
+        Some(i) => (&b[..i], Some(&b[i + 1..])),
+        None => (b, None),
+    };
+    let mant_ok = if let Some(f) = mant.strip_prefix('.') {
+        !f.is_empty() && f.bytes().all(|c| c.is_ascii_digit())
+    } else {
+        let (i, f) = mant.split_once('.').unwrap_or((mant, ""));
+        !i.is_empty()
+            && i.bytes().all(|c| c.is_ascii_digit())
+            && f.bytes().all(|c| c.is_ascii_digit())
+    };
+    let exp_ok = exp.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|c| c.is_ascii_digit())
+    });
+    mant_ok && exp_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resolves_like_go_yaml_v2() {
+        let v = to_json("a: yes\nb: 'yes'\nc: 0644\nd: 1_000\ne: ~\nf: 1.5\ng: 0x1F\nh: 2024-01-01\ni: on\nj: 1e3\n")
+            .expect("parses");
+        assert_eq!(
+            v,
+            json!({"a": true, "b": "yes", "c": 420, "d": 1000, "e": null, "f": 1.5, "g": 31,
+                   "h": "2024-01-01", "i": true, "j": 1000.0})
+        );
+    }
+
+    #[test]
+    fn anchors_aliases_and_merge_keys() {
+        let v = to_json("base: &b {p: 1, q: 2}\nother:\n  <<: *b\n  q: 3\nlist: [*b]\n")
+            .expect("parses");
+        assert_eq!(
+            v,
+            json!({"base": {"p": 1, "q": 2}, "other": {"p": 1, "q": 3}, "list": [{"p": 1, "q": 2}]})
+        );
+        // A plain `y` key is a boolean in YAML 1.1: go-yaml v2 and
+        // sigs.k8s.io/yaml make it the key "true".
+        assert_eq!(to_json("y: 1\n").expect("parses"), json!({"true": 1}));
+    }
+
+    #[test]
+    fn errors_name_the_line_as_go_yaml_does() {
+        let e = to_json("a: 1\nb: %x\n").expect_err("bad token");
+        assert_eq!(
+            e,
+            YamlError {
+                line: 2,
+                message: "found character that cannot start any token".into()
+            }
+        );
+    }
+}
