@@ -2,8 +2,8 @@
 # Builds the Go oracle of function-go-templating's differential test
 # (oracle/main.go): text/template and sprig from Debian's packages only.
 #
-# Installs golang-go, golang-github-masterminds-sprig-dev and
-# golang-gopkg-yaml.v3-dev if missing (as root, or with sudo, through
+# Installs golang-go, golang-github-masterminds-sprig-dev,
+# golang-gopkg-yaml.v3-dev and golang-k8s-sigs-yaml-dev if missing (as root, or with sudo, through
 # tests/apt-install.sh) and builds in GOPATH mode with no module proxy.
 # Idempotent; prints the binary's path on stdout:
 # $CARGO_TARGET_DIR/gotmpl-oracle/xfn-gotmpl-oracle (target/ by default).
@@ -25,6 +25,7 @@ declare -A wanted=(
     [golang-go]=/usr/bin/go
     [golang-github-masterminds-sprig-dev]=/usr/share/gocode/src/github.com/Masterminds/sprig/functions.go
     [golang-gopkg-yaml.v3-dev]=/usr/share/gocode/src/gopkg.in/yaml.v3/yaml.go
+    [golang-k8s-sigs-yaml-dev]=/usr/share/gocode/src/sigs.k8s.io/yaml/yaml.go
 )
 missing=()
 for package in "${!wanted[@]}"; do

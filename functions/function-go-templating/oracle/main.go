@@ -1,4 +1,4 @@
-// Command xfn-gotmpl-oracle executes Go templates the way
+// Command xfn-gotmpl-oracle executes Go templates (or converts YAML to JSON) the way
 // function-go-templating does (text/template, sprig without env and
 // expandenv, toYaml/fromYaml on yaml.v3, include), for xfn's differential
 // test of its Rust port.
@@ -26,9 +26,13 @@ import (
 
 	"github.com/Masterminds/sprig"
 	"gopkg.in/yaml.v3"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 type request struct {
+	// YAML, when set, is converted with sigs.k8s.io/yaml's YAMLToJSON (as
+	// upstream reads a rendered document) instead of running a template.
+	YAML     *string         `json:"yaml"`
 	Template string          `json:"template"`
 	Data     json.RawMessage `json:"data"`
 	Delims   []string        `json:"delims"`
@@ -171,6 +175,10 @@ func lookupInto(v any, out any, keys ...string) bool {
 }
 
 func run(r request) (out string, err error) {
+	if r.YAML != nil {
+		j, err := k8syaml.YAMLToJSON([]byte(*r.YAML))
+		return string(j), err
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)

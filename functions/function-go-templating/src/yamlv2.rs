@@ -31,6 +31,27 @@ enum Frame {
 
 /// Parses the first document of `text` into JSON (null for an empty one).
 pub fn to_json(text: &str) -> Result<J, YamlError> {
+    // libyaml-safer 0.3 panics ("unexpected end of input") on a block
+    // scalar that ends the text without a line break; a final line break
+    // changes no value go-yaml reads (the differential test checks it).
+    let original_len = text.len() as u64;
+    let eof_line = text.matches('\n').count() as u64;
+    let appended = !text.ends_with('\n');
+    let owned;
+    let text = if appended {
+        owned = format!("{text}\n");
+        owned.as_str()
+    } else {
+        text
+    };
+    // A mark past the original text is at its end.
+    let clamp = |m: libyaml_safer::Mark| {
+        if m.index >= original_len {
+            eof_line
+        } else {
+            m.line
+        }
+    };
     let mut bytes = text.as_bytes();
     let mut parser = Parser::new();
     parser.set_input_string(&mut bytes);
@@ -40,16 +61,31 @@ pub fn to_json(text: &str) -> Result<J, YamlError> {
     let mut result: Option<J> = None;
     loop {
         let event = parser.parse().map_err(|e| {
-            let mark = e.problem_mark().map_or(0, |m| m.line as usize);
-            let line = match e.kind() {
-                libyaml_safer::ErrorKind::Scanner => mark + 1,
-                _ => mark,
+            // go-yaml v2's parser.fail: the problem's line (plus one for a
+            // scanner error) when it is not 0, else the context's line, else
+            // none. A scanner error at the end of the text is where the text
+            // ends; the parser's end of stream is on the next line, as
+            // libyaml forces a line break there.
+            let scanner = e.kind() == libyaml_safer::ErrorKind::Scanner;
+            let mark_line = |m: libyaml_safer::Mark| if scanner { clamp(m) } else { m.line };
+            let problem = e.problem_mark().map_or(0, mark_line);
+            let context = e.context_mark().map_or(0, mark_line);
+            let line = if problem != 0 {
+                if scanner { problem + 1 } else { problem }
+            } else {
+                context
+            };
+            let message = if line == 0 {
+                format!("yaml: {}", e.problem())
+            } else {
+                e.problem().to_string()
             };
             YamlError {
-                line,
-                message: e.problem().to_string(),
+                line: line as usize,
+                message,
             }
         })?;
+        let at_eof = appended && event.end_mark.index >= original_len;
         let mut value: Option<(J, Option<String>)> = None;
         match event.data {
             EventData::StreamEnd | EventData::DocumentEnd { .. } => break,
@@ -57,7 +93,7 @@ pub fn to_json(text: &str) -> Result<J, YamlError> {
             EventData::Alias { anchor } => {
                 let v = anchors.get(&anchor).cloned().ok_or_else(|| YamlError {
                     line: 0,
-                    message: format!("unknown anchor '{anchor}' referenced"),
+                    message: format!("yaml: unknown anchor '{anchor}' referenced"),
                 })?;
                 nodes += count(&v);
                 value = Some((v, None));
@@ -65,10 +101,17 @@ pub fn to_json(text: &str) -> Result<J, YamlError> {
             EventData::Scalar {
                 anchor,
                 tag,
-                value: text,
+                value: mut text,
                 style,
                 ..
             } => {
+                // The line break added above is not the scalar's.
+                if at_eof
+                    && matches!(style, ScalarStyle::Literal | ScalarStyle::Folded)
+                    && text.ends_with('\n')
+                {
+                    text.pop();
+                }
                 let v = resolve(&text, style, tag.as_deref())
                     .map_err(|message| YamlError { line: 0, message })?;
                 value = Some((v, anchor));
@@ -118,7 +161,7 @@ pub fn to_json(text: &str) -> Result<J, YamlError> {
             Some(Frame::Seq(items, _)) => items.push(v),
             Some(Frame::Map(m, key, _)) => match key.take() {
                 None => *key = Some(v),
-                Some(k) => insert(m, k, v),
+                Some(k) => insert(m, k, v).map_err(|message| YamlError { line: 0, message })?,
             },
         }
     }
@@ -133,11 +176,14 @@ fn count(v: &J) -> usize {
     }
 }
 
-/// Adds a key to a mapping: `<<` merges (existing keys win), other keys
+/// Adds a key to a mapping: `<<` merges (see below), other keys
 /// become strings as sigs.k8s.io/yaml writes them, and a repeated key's
 /// last value wins.
-fn insert(m: &mut Map<String, J>, key: J, v: J) {
-    if key == J::String("<<".into()) && MERGE.with(|x| *x) {
+fn insert(m: &mut Map<String, J>, key: J, v: J) -> Result<(), String> {
+    if key == J::String("<<".into()) {
+        // go-yaml v2 merges a list's maps from the last to the first, each
+        // setting its keys: the first map wins, and keys written after the
+        // merge key override it.
         let sources: Vec<J> = match v {
             J::Array(a) => a.into_iter().rev().collect(),
             other => vec![other],
@@ -145,24 +191,37 @@ fn insert(m: &mut Map<String, J>, key: J, v: J) {
         for s in sources {
             if let J::Object(o) = s {
                 for (k, val) in o {
-                    m.entry(k).or_insert(val);
+                    m.insert(k, val);
                 }
             }
         }
-        return;
+        return Ok(());
     }
     let k = match key {
         J::String(s) => s,
-        J::Null => "null".into(),
         J::Bool(b) => b.to_string(),
         J::Number(n) => n.to_string(),
-        other => other.to_string(),
+        other => {
+            // sigs.k8s.io/yaml: "%s, key: %+#v, value: %+#v".
+            let shown = |j: &J| {
+                let g = crate::template::Value::from_json(j).to_go();
+                xfn_gocompat::gofmt::sprintf("%+#v", &[g])
+            };
+            let (ty, key) = match &other {
+                J::Null => ("%!s(<nil>)".to_string(), "<nil>".to_string()),
+                o => (
+                    crate::template::Value::from_json(o).type_name().to_string(),
+                    shown(o),
+                ),
+            };
+            return Err(format!(
+                "Unsupported map key of type: {ty}, key: {key}, value: {}",
+                shown(&v)
+            ));
+        }
     };
     m.insert(k, v);
-}
-
-thread_local! {
-    static MERGE: bool = const { true };
+    Ok(())
 }
 
 /// go-yaml v2's `resolve` of a scalar; infinities and NaN cannot become
@@ -171,6 +230,14 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<J, Strin
     let plain = style == ScalarStyle::Plain;
     match tag {
         Some("tag:yaml.org,2002:str") | Some("!!str") => return Ok(J::String(text.into())),
+        Some("tag:yaml.org,2002:binary") | Some("!!binary") => {
+            use base64::Engine as _;
+            let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(clean)
+                .map_err(|_| "yaml: !!binary value contains invalid base64 data".to_string())?;
+            return Ok(J::String(String::from_utf8_lossy(&bytes).into_owned()));
+        }
         Some(_) => {}
         None if !plain => return Ok(J::String(text.into())),
         None => {}
@@ -207,7 +274,7 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<J, Strin
         if let Some(Ok(i)) = clean.strip_prefix("-0b").map(|b| i64::from_str_radix(b, 2)) {
             return Ok(J::from(-i));
         }
-        if is_yaml_float(text)
+        if is_yaml_float(&clean)
             && let Some(n) = clean.parse::<f64>().ok().and_then(Number::from_f64)
         {
             return Ok(J::Number(n));
