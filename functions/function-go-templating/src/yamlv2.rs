@@ -29,8 +29,25 @@ enum Frame {
     Map(Map<String, J>, Option<J>, Option<String>),
 }
 
-/// Parses the first document of `text` into JSON (null for an empty one).
+/// Which go-yaml reads the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// go-yaml v2 through sigs.k8s.io/yaml (rendered manifests): YAML 1.1
+    /// booleans, infinities refused by the JSON conversion.
+    V2,
+    /// yaml.v3 into `interface {}` (`fromYaml`): only `true`/`false`
+    /// booleans; infinities and NaN are refused as not representable here.
+    V3,
+}
+
+/// Parses the first document of `text` as sigs.k8s.io/yaml does (go-yaml
+/// v2) into JSON (null for an empty one).
 pub fn to_json(text: &str) -> Result<J, YamlError> {
+    to_json_with(text, Schema::V2)
+}
+
+/// Parses the first document of `text` with `schema`'s resolution.
+pub fn to_json_with(text: &str, schema: Schema) -> Result<J, YamlError> {
     // libyaml-safer 0.3 panics ("unexpected end of input") on a block
     // scalar that ends the text without a line break; a final line break
     // changes no value go-yaml reads (the differential test checks it).
@@ -118,7 +135,7 @@ pub fn to_json(text: &str) -> Result<J, YamlError> {
                 {
                     text.pop();
                 }
-                let v = resolve(&text, style, tag.as_deref())
+                let v = resolve(&text, style, tag.as_deref(), schema)
                     .map_err(|message| YamlError { line: 0, message })?;
                 value = Some((v, anchor));
             }
@@ -260,7 +277,7 @@ fn insert(m: &mut Map<String, J>, key: J, v: J) -> Result<(), String> {
 
 /// go-yaml v2's `resolve` of a scalar; infinities and NaN cannot become
 /// JSON (`json: unsupported value`, as `YAMLToJSON` fails).
-fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<J, String> {
+fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>, schema: Schema) -> Result<J, String> {
     let plain = style == ScalarStyle::Plain;
     match tag {
         Some("tag:yaml.org,2002:str") | Some("!!str") => return Ok(J::String(text.into())),
@@ -275,6 +292,24 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<J, Strin
         Some(_) => {}
         None if !plain => return Ok(J::String(text.into())),
         None => {}
+    }
+    if schema == Schema::V3 {
+        if text.starts_with(|c: char| c.is_ascii_digit()) && crate::yamlv3::is_timestamp(text) {
+            return Err(format!(
+                "fromYaml: the timestamp {text} (a time.Time in Go) is not supported by xfn's port"
+            ));
+        }
+        match text {
+            "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No"
+            | "NO" | "off" | "Off" | "OFF" => return Ok(J::String(text.into())),
+            ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf"
+            | "-.INF" | ".nan" | ".NaN" | ".NAN" => {
+                return Err(format!(
+                    "fromYaml: the float {text} is not supported by xfn's port"
+                ));
+            }
+            _ => {}
+        }
     }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Ok(J::Null),

@@ -552,7 +552,8 @@ fn is_yaml_float(s: &str) -> bool {
     mant_ok && exp_ok
 }
 
-fn is_timestamp(s: &str) -> bool {
+/// Whether yaml.v3 reads a plain scalar as a timestamp.
+pub fn is_timestamp(s: &str) -> bool {
     // yaml.v3 accepts: 2006-1-2T15:4:5.999999999Z07:00, 2006-1-2t15:4:5..., "2006-1-2 15:4:5...", 2006-1-2
     let b = s.as_bytes();
     if b.len() < 8 {
@@ -583,57 +584,34 @@ fn is_timestamp(s: &str) -> bool {
             .all(|p| !p.is_empty() && p.len() <= 2 && p.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// `yaml.Unmarshal` into `interface {}`.
+/// `yaml.Unmarshal` into `interface {}`: the text's first document, with
+/// yaml.v3's resolution (integers are Go `int`).
 pub fn unmarshal(text: &str) -> Result<Value, String> {
-    if text.trim().is_empty() {
-        return Ok(Value::Nil);
-    }
-    let v: serde_yaml_ng::Value =
-        serde_yaml_ng::from_str(text).map_err(|e| format!("yaml: {e}"))?;
-    convert(&v, 0)
+    let j = crate::yamlv2::to_json_with(text, crate::yamlv2::Schema::V3).map_err(|e| {
+        if e.line > 0 {
+            format!("yaml: line {}: {}", e.line, e.message)
+        } else {
+            e.message
+        }
+    })?;
+    Ok(from_json_v3(&j))
 }
 
-fn convert(v: &serde_yaml_ng::Value, depth: usize) -> Result<Value, String> {
-    use serde_yaml_ng::Value as Y;
-    if depth > MAX_DEPTH {
-        return Err(format!("yaml: value nests deeper than {MAX_DEPTH} levels"));
-    }
-    Ok(match v {
-        Y::Null => Value::Nil,
-        Y::Bool(b) => Value::Bool(*b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::int(i)
-            } else if let Some(f) = n.as_f64() {
-                Value::Float(f)
-            } else {
-                Value::Nil
-            }
-        }
-        Y::String(s) => Value::str(s.as_str()),
-        Y::Sequence(s) => Value::list(
-            s.iter()
-                .map(|e| convert(e, depth + 1))
-                .collect::<Result<_, _>>()?,
+fn from_json_v3(j: &serde_json::Value) -> Value {
+    use serde_json::Value as J;
+    match j {
+        J::Number(n) => match n.as_i64() {
+            Some(i) if !n.is_f64() => Value::int(i),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        J::Array(a) => Value::list(a.iter().map(from_json_v3).collect()),
+        J::Object(o) => Value::map(
+            o.iter()
+                .map(|(k, v)| (k.clone(), from_json_v3(v)))
+                .collect(),
         ),
-        Y::Mapping(m) => {
-            let mut out = BTreeMap::new();
-            for (k, v) in m {
-                let key = match k {
-                    Y::String(s) => s.clone(),
-                    Y::Number(n) => n.to_string(),
-                    Y::Bool(b) => b.to_string(),
-                    _ => return Err(
-                        "fromYaml: a mapping with non-string keys is not supported by xfn's port"
-                            .into(),
-                    ),
-                };
-                out.insert(key, convert(v, depth + 1)?);
-            }
-            Value::map(out)
-        }
-        Y::Tagged(t) => convert(&t.value, depth + 1)?,
-    })
+        other => Value::from_json(other),
+    }
 }
 
 #[allow(dead_code)]
