@@ -22,7 +22,7 @@ pub fn marshal(v: &Value) -> Result<String, String> {
         Value::Map(..) | Value::List(..) => block(&mut out, v, 0, 0)?,
         Value::Struct(_) => return Err("toYaml of a struct is not supported by xfn's port".into()),
         scalar => {
-            let s = scalar_text(scalar, 0);
+            let s = scalar_text(scalar, INDENT);
             out.push_str(&s);
             out.push('\n');
         }
@@ -121,7 +121,7 @@ fn block(out: &mut String, v: &Value, indent: usize, depth: usize) -> Result<(),
                 }
                 first = false;
                 let val = &m[&k];
-                out.push_str(&key_text(&k));
+                out.push_str(&key_text(&k)?);
                 out.push(':');
                 value_after(out, val, indent, depth, false)?;
             }
@@ -142,6 +142,16 @@ fn block(out: &mut String, v: &Value, indent: usize, depth: usize) -> Result<(),
 }
 
 /// Writes a value after `key:` or `-`.
+/// yaml.v3's indentation step: into a sequence item, past its `- `;
+/// anywhere else, to the next multiple of four.
+fn next_indent(indent: usize, in_seq: bool) -> usize {
+    if in_seq {
+        indent + 2
+    } else {
+        INDENT * ((indent + INDENT) / INDENT)
+    }
+}
+
 fn value_after(
     out: &mut String,
     v: &Value,
@@ -149,26 +159,21 @@ fn value_after(
     depth: usize,
     in_seq: bool,
 ) -> Result<(), String> {
+    let child = next_indent(indent, in_seq);
+    let nonempty = match v {
+        Value::Map(m, _) => !m.borrow().is_empty(),
+        Value::List(l, _) => !l.is_empty(),
+        _ => false,
+    };
     match v {
-        Value::Map(m, _) if !m.borrow().is_empty() => {
+        Value::Map(..) | Value::List(..) if nonempty => {
             if in_seq {
                 out.push(' ');
-                block(out, v, indent + 2, depth + 1)
             } else {
                 out.push('\n');
-                pad(out, indent + INDENT);
-                block(out, v, indent + INDENT, depth + 1)
+                pad(out, child);
             }
-        }
-        Value::List(l, _) if !l.is_empty() => {
-            if in_seq {
-                out.push(' ');
-                block(out, v, indent + 2, depth + 1)
-            } else {
-                out.push('\n');
-                pad(out, indent + INDENT);
-                block(out, v, indent + INDENT, depth + 1)
-            }
+            block(out, v, child, depth + 1)
         }
         Value::Map(..) => {
             out.push_str(" {}\n");
@@ -181,18 +186,18 @@ fn value_after(
         Value::Struct(_) => Err("toYaml of a struct is not supported by xfn's port".into()),
         scalar => {
             out.push(' ');
-            out.push_str(&scalar_text(scalar, indent + INDENT));
+            out.push_str(&scalar_text(scalar, child));
             out.push('\n');
             Ok(())
         }
     }
 }
 
-fn key_text(k: &str) -> String {
+fn key_text(k: &str) -> Result<String, String> {
     if k.contains('\n') {
-        return double_quoted(k);
+        return Err("toYaml: a map key with a line break is not supported by xfn's port".into());
     }
-    string_text(k, 0, true)
+    Ok(string_text(k, 0, true))
 }
 
 fn scalar_text(v: &Value, indent: usize) -> String {
@@ -293,11 +298,9 @@ fn analyze(s: &str) -> Analysis {
                 _ => {}
             }
         }
-        let printable = c == '\u{85}'
-            || ('\u{20}'..='\u{7e}').contains(&c)
+        let printable = ('\u{20}'..='\u{7e}').contains(&c)
             || ('\u{a0}'..='\u{d7ff}').contains(&c)
             || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}')
-            || c >= '\u{10000}'
             || c == '\n'
             || c == '\t';
         if !printable || (!c.is_ascii() && false) {
@@ -349,42 +352,51 @@ fn literal(s: &str, indent: usize) -> Option<String> {
             out.push('\n');
         }
         if !line.is_empty() {
-            pad(&mut out, indent.max(INDENT));
+            pad(&mut out, indent);
             out.push_str(line);
-        }
-    }
-    if chomp == "+" {
-        let extra = s.len() - s.trim_end_matches('\n').len();
-        for _ in 1..extra {
-            out.push('\n');
         }
     }
     Some(out)
 }
 
+/// go-yaml's double-quoted style: escapes for breaks, quotes, backslashes
+/// and characters it does not print (outside its printable ranges, which
+/// leave out U+0085 and everything past the BMP).
 fn double_quoted(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
+        let printable = c == '\n'
+            || (' '..='~').contains(&c)
+            || ('\u{a0}'..='\u{d7ff}').contains(&c)
+            || (('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}');
+        let special = !printable
+            || matches!(
+                c,
+                '"' | '\\' | '\u{feff}' | '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'
+            );
+        if !special {
+            out.push(c);
+            continue;
+        }
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
             '\0' => out.push_str("\\0"),
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
             '\u{b}' => out.push_str("\\v"),
             '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
             '\u{1b}' => out.push_str("\\e"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
             '\u{85}' => out.push_str("\\N"),
             '\u{a0}' => out.push_str("\\_"),
             '\u{2028}' => out.push_str("\\L"),
             '\u{2029}' => out.push_str("\\P"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                out.push_str(&format!("\\x{:02X}", c as u32))
-            }
-            c => out.push(c),
+            c if (c as u32) <= 0xff => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push_str(&format!("\\U{:08X}", c as u32)),
         }
     }
     out.push('"');
