@@ -183,6 +183,19 @@ fn generated_cases() -> Vec<J> {
             }
         }
     }
+    // Random nested data through toYaml, toJson, printing and range.
+    let mut seed = 0x5eed_u64;
+    for _ in 0..1000 {
+        let data = random_value(&mut seed, 0);
+        for t in [
+            "{{ toYaml .x }}",
+            "{{ toJson .x }}",
+            "{{ .x }}",
+            "{{ range $k, $v := .x }}{{ $k }}={{ $v }};{{ end }}",
+        ] {
+            out.push(json!({ "template": t, "data": { "x": data.clone() } }));
+        }
+    }
     for a in OPERANDS {
         out.push(json!({ "template": format!("{{{{ {a} }}}}") }));
         out.push(json!({ "template": format!("{{{{ if {a} }}}}T{{{{ else }}}}F{{{{ end }}}}") }));
@@ -192,6 +205,92 @@ fn generated_cases() -> Vec<J> {
         out.push(json!({ "template": format!("{{{{ {a}.x }}}}") }));
     }
     out
+}
+
+/// Strings that exercise YAML quoting, JSON escaping and printing.
+const TRICKY: &[&str] = &[
+    "",
+    " ",
+    "a",
+    "yes",
+    "No",
+    "null",
+    "~",
+    "1",
+    "1.5",
+    "0x1F",
+    "1e3",
+    "a: b",
+    "#x",
+    "x #y",
+    "- a",
+    "[a]",
+    "{a}",
+    "a,b",
+    "'q'",
+    "\"d\"",
+    "multi\nline",
+    "trail\n",
+    "two\n\n",
+    " lead",
+    "trail ",
+    "tab\tx",
+    "é",
+    "日本",
+    "😀",
+    "<&>",
+    "\\",
+    "2024-01-01",
+    "1:20",
+    "@x",
+    "`x",
+    "!x",
+    "&x",
+    "*x",
+    "%x",
+    "|",
+    ">",
+    "?",
+    "-",
+    "---",
+    "a\u{85}b",
+    "\u{a0}",
+    "ctrl\u{1}",
+];
+
+fn next(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+fn random_value(seed: &mut u64, depth: usize) -> J {
+    let pick = next(seed) % if depth > 3 { 6 } else { 9 };
+    match pick {
+        0 | 1 => json!(TRICKY[(next(seed) % TRICKY.len() as u64) as usize]),
+        2 => json!((next(seed) % 2000) as i64 - 1000),
+        3 => json!([1.5, 1e6, 1e21, 0.0001, -2.25, 123456789.0][(next(seed) % 6) as usize]),
+        4 => json!(next(seed) % 2 == 0),
+        5 => J::Null,
+        6 | 7 => {
+            let n = next(seed) % 4;
+            J::Object(
+                (0..n)
+                    .map(|_| {
+                        let k =
+                            TRICKY[(next(seed) % TRICKY.len() as u64) as usize].replace('\n', "");
+                        (k, random_value(seed, depth + 1))
+                    })
+                    .collect(),
+            )
+        }
+        _ => J::Array(
+            (0..next(seed) % 4)
+                .map(|_| random_value(seed, depth + 1))
+                .collect(),
+        ),
+    }
 }
 
 fn standard_data() -> J {
