@@ -271,7 +271,7 @@ fn random_value(seed: &mut u64, depth: usize) -> J {
         0 | 1 => json!(TRICKY[(next(seed) % TRICKY.len() as u64) as usize]),
         2 => json!((next(seed) % 2000) as i64 - 1000),
         3 => json!([1.5, 1e6, 1e21, 0.0001, -2.25, 123456789.0][(next(seed) % 6) as usize]),
-        4 => json!(next(seed) % 2 == 0),
+        4 => json!(next(seed).is_multiple_of(2)),
         5 => J::Null,
         6 | 7 => {
             let n = next(seed) % 4;
