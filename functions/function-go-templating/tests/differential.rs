@@ -12,7 +12,14 @@ use function_go_templating::render::{Renderer, SeededEnv};
 use function_go_templating::template::Value;
 use serde_json::{Value as J, json};
 
+/// The oracle's binary, built once per test process (the tests run in
+/// parallel and would otherwise build it at the same time).
 fn oracle() -> Option<PathBuf> {
+    static ORACLE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    ORACLE.get_or_init(build_oracle).clone()
+}
+
+fn build_oracle() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("XFN_GOTMPL_ORACLE") {
         return Some(PathBuf::from(p));
     }
