@@ -361,6 +361,13 @@ fn title(s: &str) -> String {
 /// Adds the functions to `m`.
 pub fn add(m: &mut FuncMap) {
     use Param::{Any, Int, MapAny, Str};
+    // Added in sprig 3.3.0 (upstream's version; Debian's 3.2.3 lacks it).
+    m.insert(
+        "sha512sum",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(hex(&sha2::Sha512::digest(s(&a, 0).as_bytes()))))
+        }),
+    );
     m.insert(
         "sha256sum",
         Func::new(&[Str], |_, a| {
@@ -743,4 +750,27 @@ pub fn add(m: &mut FuncMap) {
         }),
     );
     let _ = (to_int64, strval);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::{Renderer, SeededEnv};
+    use crate::template::Value;
+
+    #[test]
+    fn sha512sum_of_sprig_3_3() {
+        let out = Renderer::new()
+            .render(
+                "{{ sha512sum \"hello\" }}",
+                Value::Invalid,
+                None,
+                &[],
+                &mut SeededEnv::new(1, 0),
+            )
+            .expect("renders");
+        assert_eq!(
+            out,
+            "9b71d224bd62f3785d96d46ad3ea3d73319bfbc2890caadae2dff72519673ca72323c3d99ba5c11d7c7acc6e14b8c5da0c4663475c2e5c3adef46f73bcdec043"
+        );
+    }
 }
