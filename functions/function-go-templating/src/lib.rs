@@ -9,6 +9,7 @@ pub mod render;
 pub mod sprig;
 pub mod sprig_extra;
 pub mod template;
+pub mod xstrings;
 pub mod yamlv2;
 pub mod yamlv3;
 

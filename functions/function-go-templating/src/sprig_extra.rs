@@ -361,6 +361,30 @@ fn title(s: &str) -> String {
 /// Adds the functions to `m`.
 pub fn add(m: &mut FuncMap) {
     use Param::{Any, Int, MapAny, Str};
+    m.insert(
+        "kebabcase",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(crate::xstrings::to_lower_case(&s(&a, 0), '-')))
+        }),
+    );
+    m.insert(
+        "snakecase",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(crate::xstrings::to_lower_case(&s(&a, 0), '_')))
+        }),
+    );
+    m.insert(
+        "camelcase",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(crate::xstrings::to_camel_case(&s(&a, 0))))
+        }),
+    );
+    m.insert(
+        "swapcase",
+        Func::new(&[Str], |_, a| {
+            Ok(Value::str(crate::xstrings::swap_case(&s(&a, 0))))
+        }),
+    );
     // Added in sprig 3.3.0 (upstream's version; Debian's 3.2.3 lacks it).
     m.insert(
         "sha512sum",

@@ -203,6 +203,28 @@ fn generated_cases() -> Vec<J> {
             out.push(json!({ "template": t, "data": { "x": data.clone() } }));
         }
     }
+    // Random words through the case conversions.
+    const PIECES: &[&str] = &[
+        "foo", "Bar", "BAZ", "x", "ID", "2", "42", "v1", "-", "_", " ", "  ", ".", "!", "é", "Ü",
+        "ß", "日", "$", "a1B",
+    ];
+    for _ in 0..300 {
+        let n = 1 + next(&mut seed) % 6;
+        let word: String = (0..n)
+            .map(|_| PIECES[(next(&mut seed) % PIECES.len() as u64) as usize])
+            .collect();
+        for f in [
+            "kebabcase",
+            "snakecase",
+            "camelcase",
+            "swapcase",
+            "title",
+            "upper",
+            "lower",
+        ] {
+            out.push(json!({ "template": format!("{{{{ {f} .w }}}}"), "data": { "w": word } }));
+        }
+    }
     for a in OPERANDS {
         out.push(json!({ "template": format!("{{{{ {a} }}}}") }));
         out.push(json!({ "template": format!("{{{{ if {a} }}}}T{{{{ else }}}}F{{{{ end }}}}") }));
