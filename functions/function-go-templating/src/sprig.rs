@@ -233,6 +233,11 @@ fn list_items(v: &Value, what: &str) -> Result<Vec<Value>, String> {
     }
 }
 
+/// Whether an error is the port refusing something it does not support.
+pub fn is_refusal(e: &str) -> bool {
+    e.contains("not supported by xfn")
+}
+
 /// `encoding/json.Marshal` of a template value.
 pub fn to_json_string(v: &Value) -> Result<String, String> {
     json_encode(v)
@@ -752,7 +757,13 @@ pub fn add(m: &mut FuncMap) {
     m.insert(
         "toJson",
         Func::new(&[Any], |_, a| {
-            Ok(Value::str(json_encode(&arg(&a, 0)).unwrap_or_default()))
+            // Go's toJson gives "" when marshalling fails; what the port
+            // refuses stays an error.
+            match json_encode(&arg(&a, 0)) {
+                Ok(j) => Ok(Value::str(j)),
+                Err(e) if is_refusal(&e) => Err(e),
+                Err(_) => Ok(Value::str("")),
+            }
         }),
     );
     m.insert(

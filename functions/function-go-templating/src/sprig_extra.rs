@@ -425,8 +425,10 @@ pub fn add(m: &mut FuncMap) {
     );
     m.insert(
         "toPrettyJson",
-        Func::new(&[Any], |_, a| {
-            Ok(Value::str(pretty_json(&a[0]).unwrap_or_default()))
+        Func::new(&[Any], |_, a| match pretty_json(&a[0]) {
+            Ok(j) => Ok(Value::str(j)),
+            Err(e) if crate::sprig::is_refusal(&e) => Err(e),
+            Err(_) => Ok(Value::str("")),
         }),
     );
     m.insert(

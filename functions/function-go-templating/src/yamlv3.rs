@@ -20,7 +20,10 @@ pub fn marshal(v: &Value) -> Result<String, String> {
         Value::Map(m, _) if m.borrow().is_empty() => out.push_str("{}\n"),
         Value::List(l, _) if l.is_empty() => out.push_str("[]\n"),
         Value::Map(..) | Value::List(..) => block(&mut out, v, 0, 0)?,
-        Value::Struct(_) => return Err("toYaml of a struct is not supported by xfn's port".into()),
+        Value::Struct(st) => match &st.yaml {
+            Some(fields) => struct_block(&mut out, fields, 0, 0)?,
+            None => return Err("toYaml of a struct is not supported by xfn's port".into()),
+        },
         scalar => {
             let s = scalar_text(scalar, INDENT);
             out.push_str(&s);
@@ -99,6 +102,24 @@ fn natural_less(a: &str, b: &str) -> bool {
         return ar[i] < br[i];
     }
     ar.len() < br.len()
+}
+
+/// A struct as yaml.v3 writes it: its fields in declaration order.
+fn struct_block(
+    out: &mut String,
+    fields: &[(&'static str, Value)],
+    indent: usize,
+    depth: usize,
+) -> Result<(), String> {
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            pad(out, indent);
+        }
+        out.push_str(&key_text(k)?);
+        out.push(':');
+        value_after(out, v, indent, depth, false)?;
+    }
+    Ok(())
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -183,7 +204,19 @@ fn value_after(
             out.push_str(" []\n");
             Ok(())
         }
-        Value::Struct(_) => Err("toYaml of a struct is not supported by xfn's port".into()),
+        Value::Struct(st) => match &st.yaml {
+            Some(fields) => {
+                let child = next_indent(indent, in_seq);
+                if in_seq {
+                    out.push(' ');
+                } else {
+                    out.push('\n');
+                    pad(out, child);
+                }
+                struct_block(out, fields, child, depth + 1)
+            }
+            None => Err("toYaml of a struct is not supported by xfn's port".into()),
+        },
         scalar => {
             out.push(' ');
             out.push_str(&scalar_text(scalar, child));

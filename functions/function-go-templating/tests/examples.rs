@@ -122,3 +122,26 @@ fn include() {
         }),
     );
 }
+
+#[test]
+fn get_resource_condition() {
+    // yaml.v3 marshals xpv1.Condition by its lower-cased field names in
+    // declaration order, the time as RFC 3339; conditions not found are
+    // Unknown with the zero time.
+    let unknown = |t: &str| {
+        json!({"type": t, "status": "Unknown", "lasttransitiontime": "0001-01-01T00:00:00Z",
+               "reason": "", "message": "", "observedgeneration": 0})
+    };
+    check(
+        "functions/getResourceCondition",
+        json!({"composite": {"resource": {"status": {
+            "compositeCondition": {"type": "Ready", "status": "True",
+                "lasttransitiontime": "2023-11-03T09:07:31Z", "reason": "xr foo", "message": "",
+                "observedgeneration": 0},
+            "compositeConditionNotFound": unknown("Other"),
+            "composedCondition": unknown("Ready"),
+            "pipeline": unknown("Ready"),
+            "nonResource": unknown("Ready")
+        }}}}),
+    );
+}

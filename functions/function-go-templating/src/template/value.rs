@@ -41,6 +41,9 @@ pub struct Struct {
     pub type_name: &'static str,
     /// The exported fields.
     pub fields: Vec<(&'static str, Value)>,
+    /// How yaml.v3 marshals it, when the port knows: keys in field order
+    /// (lower-cased field names) and values.
+    pub yaml: Option<Vec<(&'static str, Value)>>,
 }
 
 /// A Go value as `reflect.Value` carries it through a template.
@@ -217,12 +220,14 @@ impl Value {
                     .map(|(k, v)| Ok((k.clone(), v.to_json_depth(d)?)))
                     .collect::<Result<_, String>>()?,
             ),
-            Value::Struct(s) => J::Object(
-                s.fields
-                    .iter()
-                    .map(|(k, v)| Ok(((*k).to_string(), v.to_json_depth(d)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
+            // Go marshals structs by their json tags, which the port does
+            // not model: refused, not guessed.
+            Value::Struct(s) => {
+                return Err(format!(
+                    "JSON of a {} is not supported by xfn's port",
+                    s.type_name
+                ));
+            }
         })
     }
 
