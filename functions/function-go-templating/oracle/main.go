@@ -102,6 +102,13 @@ func newTemplate(delims []string) *template.Template {
 			}
 			return out
 		},
+		"getComposedConnectionDetails": func(req map[string]any, name string) map[string]any {
+			var out map[string]any
+			if !lookupInto(req, &out, "observed", "resources", name, "connectionDetails") {
+				return nil
+			}
+			return out
+		},
 		"getExtraResources": func(req map[string]any, name string) []any {
 			var out []any
 			if !lookupInto(req, &out, "requiredResources", name, "items") &&

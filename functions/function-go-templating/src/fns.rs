@@ -2,7 +2,8 @@
 //! `function_maps.go`): `toYaml`, `fromYaml`, `include`,
 //! `setResourceNameAnnotation`, `randomChoice`, `getResourceCondition`,
 //! `getComposedResource`, `getCompositeResource`, `getExtraResources`,
-//! `getExtraResourcesFromContext`, `getCredentialData`.
+//! `getExtraResourcesFromContext`, `getCredentialData`, and
+//! `getComposedConnectionDetails` from upstream's main branch.
 
 use crate::template::func::{Func, FuncMap, Param};
 use base64::Engine as _;
@@ -15,6 +16,19 @@ pub const UNIMPLEMENTED: &[&str] = &[];
 /// Adds upstream's functions to `m`.
 pub fn add(m: &mut FuncMap) {
     use Param::{Any, MapAny, Str};
+    // On upstream's main branch after v0.12.2 (#566); the issue asks for it.
+    m.insert(
+        "getComposedConnectionDetails",
+        Func::new(&[MapAny, Str], |_, a| {
+            let name = str_arg(&a, 1);
+            Ok(get_value_into(
+                &a[0],
+                &["observed", "resources", &name, "connectionDetails"],
+            )
+            .filter(is_map)
+            .unwrap_or_else(nil_map))
+        }),
+    );
     m.insert(
         "setResourceNameAnnotation",
         Func::new(&[Str], |_, a| {
