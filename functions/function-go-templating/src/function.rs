@@ -250,7 +250,14 @@ fn compose(req: &Request, rsp: &mut Response, env: &mut dyn Env) -> Result<(), S
     let mut desired = req.desired.clone().unwrap_or_default();
     let mut dxr = desired.composite.clone().unwrap_or_default();
     let mut dxr_obj = dxr.resource.clone().unwrap_or_default();
+    // function-sdk-go reads the desired composite without its readiness and
+    // the desired composed resources without their connection details, and
+    // writes them back so.
+    dxr.ready = Ready::Unspecified;
     let mut composed = desired.resources.clone();
+    for r in composed.values_mut() {
+        r.connection_details.clear();
+    }
     let mut requirements = Requirements::default();
 
     for doc in docs {
