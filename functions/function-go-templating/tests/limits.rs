@@ -55,3 +55,21 @@ fn deepest_template_recursion_fits_and_one_more_is_refused() {
     let err = render_on_small_stack(inc).expect_err("include recursion");
     assert!(err.contains("exceeded maximum template depth"), "{err}");
 }
+
+#[test]
+fn growing_values_meet_the_bounds() {
+    // A string doubled in a loop, and a list copied as it grows: Go would
+    // run out of memory or time; the port stops with an error.
+    let doubling =
+        "{{ $s := \"x\" }}{{ range until 100 }}{{ $s = printf \"%s%s\" $s $s }}{{ end }}"
+            .to_string();
+    let err = render_on_small_stack(doubling).expect_err("bounded");
+    assert!(
+        err.contains("larger than") || err.contains("steps"),
+        "{err}"
+    );
+    let appending =
+        "{{ $l := list }}{{ range until 1000000 }}{{ $l = append $l . }}{{ end }}".to_string();
+    let err = render_on_small_stack(appending).expect_err("bounded");
+    assert!(err.contains("exceeded"), "{err}");
+}

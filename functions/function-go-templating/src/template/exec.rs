@@ -639,7 +639,30 @@ impl<'a> State<'a, '_> {
             argv.push(self.validate_type(f, t)?);
         }
         match (func.call)(self.env_mut(), argv) {
-            Ok(v) => Ok(v),
+            Ok(v) => {
+                // What a call builds counts as work, so that a loop doubling
+                // a string or copying a growing list meets the step bound
+                // long before memory runs out.
+                let size = match &v {
+                    Value::Str(s) => s.len(),
+                    Value::List(l, _) => l.len() * 16,
+                    // Maps are shared, not copied (`set` changes one in place).
+                    _ => 0,
+                };
+                if size > MAX_OUTPUT {
+                    self.at = node;
+                    return Err(self.errorf(format!(
+                        "error calling {name}: its result is larger than {MAX_OUTPUT} bytes"
+                    )));
+                }
+                self.steps += (size / 16) as u64;
+                if self.steps > MAX_STEPS {
+                    return Err(
+                        self.errorf(format!("template execution exceeded {MAX_STEPS} steps"))
+                    );
+                }
+                Ok(v)
+            }
             Err(e) => {
                 self.at = node;
                 Err(self.errorf(format!("error calling {name}: {e}")))
