@@ -353,11 +353,12 @@ fn uuid4(env: &mut dyn Env) -> String {
     )
 }
 
-fn rand_alnum(env: &mut dyn Env, n: i64) -> String {
+fn rand_alnum(env: &mut dyn Env, n: i64) -> Result<String, String> {
+    check_rand_len(n)?;
     const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    (0..n.max(0))
+    Ok((0..n.max(0))
         .map(|_| CHARS[(env.random() % CHARS.len() as u64) as usize] as char)
-        .collect()
+        .collect())
 }
 
 /// Adds sprig's functions to `m`.
@@ -647,7 +648,9 @@ pub fn add(m: &mut FuncMap) {
     m.insert("fail", Func::new(&[Str], |_, a| Err(s(&a, 0))));
     m.insert(
         "randAlphaNum",
-        Func::new(&[Int], |env, a| Ok(Value::str(rand_alnum(env, int(&a, 0))))),
+        Func::new(&[Int], |env, a| {
+            Ok(Value::str(rand_alnum(env, int(&a, 0))?))
+        }),
     );
     m.insert(
         "uuidv4",
@@ -1296,8 +1299,31 @@ fn indent(n: i64, v: &str) -> Result<String, String> {
     if n > 1 << 20 {
         return Err(format!("indent: more than {} spaces", 1 << 20));
     }
+    let lines = v.matches('\n').count() as u64 + 1;
+    if (n as u64)
+        .saturating_mul(lines)
+        .saturating_add(v.len() as u64)
+        > MAX_RESULT
+    {
+        return Err(format!(
+            "indent: the result would be larger than {MAX_RESULT} bytes"
+        ));
+    }
     let pad = " ".repeat(n as usize);
     Ok(format!("{pad}{}", v.replace('\n', &format!("\n{pad}"))))
+}
+
+/// The largest string a function builds (the engine's output bound).
+pub const MAX_RESULT: u64 = crate::template::exec::MAX_OUTPUT as u64;
+
+/// Refuses a random string longer than [`MAX_RESULT`] before building it.
+pub fn check_rand_len(n: i64) -> Result<(), String> {
+    if n > 0 && n as u64 > MAX_RESULT {
+        return Err(format!(
+            "a random string of {n} characters is larger than {MAX_RESULT} bytes"
+        ));
+    }
+    Ok(())
 }
 
 /// Go's `strings.ToUpper`/`ToLower`: one rune for one rune (no special

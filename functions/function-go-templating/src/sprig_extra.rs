@@ -331,10 +331,11 @@ fn deep_copy(v: &Value) -> Value {
     }
 }
 
-fn rand_from(env: &mut dyn Env, n: i64, chars: &[u8]) -> String {
-    (0..n.max(0))
+fn rand_from(env: &mut dyn Env, n: i64, chars: &[u8]) -> Result<String, String> {
+    crate::sprig::check_rand_len(n)?;
+    Ok((0..n.max(0))
         .map(|_| chars[(env.random() % chars.len() as u64) as usize] as char)
-        .collect()
+        .collect())
 }
 
 /// Go's `strings.Title`: the first letter of each word upper-cased.
@@ -654,20 +655,20 @@ pub fn add(m: &mut FuncMap) {
                 env,
                 int(&a, 0),
                 b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-            )))
+            )?))
         }),
     );
     m.insert(
         "randNumeric",
         Func::new(&[Int], |env, a| {
-            Ok(Value::str(rand_from(env, int(&a, 0), b"0123456789")))
+            Ok(Value::str(rand_from(env, int(&a, 0), b"0123456789")?))
         }),
     );
     m.insert(
         "randAscii",
         Func::new(&[Int], |env, a| {
             let chars: Vec<u8> = (32u8..=126).collect();
-            Ok(Value::str(rand_from(env, int(&a, 0), &chars)))
+            Ok(Value::str(rand_from(env, int(&a, 0), &chars)?))
         }),
     );
     m.insert(
