@@ -4,10 +4,12 @@
 
 pub mod fns;
 pub mod function;
+pub mod gotime;
 pub mod manifests;
 pub mod render;
 pub mod sprig;
 pub mod sprig_extra;
+pub mod sprig_time;
 pub mod template;
 pub mod xstrings;
 pub mod yamlv2;

@@ -42,6 +42,7 @@ impl Renderer {
         template::builtins::add(&mut funcs);
         crate::sprig::add(&mut funcs);
         crate::sprig_extra::add(&mut funcs);
+        crate::sprig_time::add_functions(&mut funcs);
         crate::fns::add(&mut funcs);
         let unimplemented = crate::sprig::UNIMPLEMENTED
             .iter()

@@ -17,22 +17,6 @@ use crate::template::value::{Elem, IntKind, Value, sprint_v, sprintf};
 
 /// Sprig functions a template may name that this port does not implement.
 pub const UNIMPLEMENTED: &[&str] = &[
-    "ago",
-    "date",
-    "dateInZone",
-    "dateModify",
-    "duration",
-    "durationRound",
-    "htmlDate",
-    "htmlDateInZone",
-    "mustDateModify",
-    "mustToDate",
-    "now",
-    "toDate",
-    "unixEpoch",
-    "date_in_zone",
-    "date_modify",
-    "must_date_modify",
     "abbrev",
     "abbrevboth",
     "initials",

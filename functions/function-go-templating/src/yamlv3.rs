@@ -253,6 +253,8 @@ fn scalar_text(v: &Value, indent: usize) -> String {
             }
         }
         Value::Str(s) => string_text(s, indent, false),
+        // yaml.v3 writes a time.Time as plain RFC 3339.
+        Value::Time(t) => crate::gotime::rfc3339_nano(*t),
         _ => String::new(),
     }
 }

@@ -296,6 +296,8 @@ pub fn eq(arg1: &Value, rest: &[Value]) -> Result<bool, String> {
                         !a.is_valid() && !b.is_valid()
                     } else if let (Value::Struct(x), Value::Struct(y)) = (&a, &b) {
                         x == y
+                    } else if let (Value::Time(x), Value::Time(y)) = (&a, &b) {
+                        x == y
                     } else {
                         return Err(format!(
                             "non-comparable type {}: {}",

@@ -546,6 +546,12 @@ impl<'a> State<'a, '_> {
                 let t = if iface { "interface {}" } else { s.type_name };
                 Err(self.errorf(format!("can't evaluate field {field} in type {t}")))
             }
+            Value::Time(t) => match crate::gotime::method(&t, field) {
+                Some(v) if !has_args => Ok(v),
+                _ => Err(self.errorf(format!(
+                    "the method {field} of time.Time is not supported by xfn's port"
+                ))),
+            },
             other => {
                 let t = if iface {
                     "interface {}"

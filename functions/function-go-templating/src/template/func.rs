@@ -28,6 +28,8 @@ pub enum Param {
     ListStr,
     /// `map[string]interface {}`
     MapAny,
+    /// `time.Time`
+    Time,
 }
 
 impl Param {
@@ -44,6 +46,7 @@ impl Param {
             Param::ListAny => "[]interface {}",
             Param::ListStr => "[]string",
             Param::MapAny => "map[string]interface {}",
+            Param::Time => "time.Time",
         }
     }
 
@@ -79,6 +82,7 @@ impl Param {
             Param::ListAny => matches!(v, Value::List(_, Elem::Any)),
             Param::ListStr => matches!(v, Value::List(_, Elem::Str)),
             Param::MapAny => matches!(v, Value::Map(_, Elem::Any)),
+            Param::Time => matches!(v, Value::Time(_)),
         }
     }
 }

@@ -68,6 +68,8 @@ pub enum Value {
     Map(Rc<RefCell<BTreeMap<String, Value>>>, Elem),
     /// A struct.
     Struct(Rc<Struct>),
+    /// A `time.Time` (UTC).
+    Time(crate::gotime::Time),
 }
 
 impl Value {
@@ -130,6 +132,7 @@ impl Value {
             Value::Map(_, Elem::Byte) => "map[string]uint8",
             Value::Map(_, Elem::Bytes) => "map[string][]uint8",
             Value::Struct(s) => s.type_name,
+            Value::Time(_) => "time.Time",
         }
     }
 
@@ -144,7 +147,7 @@ impl Value {
             Value::Str(_) => "string",
             Value::List(..) => "slice",
             Value::Map(..) => "map",
-            Value::Struct(_) => "struct",
+            Value::Struct(_) | Value::Time(_) => "struct",
         }
     }
 
@@ -220,6 +223,7 @@ impl Value {
                     .map(|(k, v)| Ok((k.clone(), v.to_json_depth(d)?)))
                     .collect::<Result<_, String>>()?,
             ),
+            Value::Time(t) => J::String(crate::gotime::rfc3339_nano(*t)),
             // Go marshals structs by their json tags, which the port does
             // not model: refused, not guessed.
             Value::Struct(s) => {
@@ -254,6 +258,7 @@ impl Value {
                     .map(|(k, v)| (k.clone(), v.to_go_depth(d)))
                     .collect(),
             ),
+            Value::Time(t) => GoValue::String(crate::gotime::string(*t)),
             // `%v` of a struct: its fields' `%v` in braces.
             Value::Struct(s) => GoValue::String(format!(
                 "{{{}}}",
@@ -277,7 +282,7 @@ impl Value {
             Value::Str(s) => !s.is_empty(),
             Value::List(l, _) => !l.is_empty(),
             Value::Map(m, _) => !m.borrow().is_empty(),
-            Value::Struct(_) => true,
+            Value::Struct(_) | Value::Time(_) => true,
         }
     }
 }
@@ -289,6 +294,7 @@ pub const MAX_DEPTH: usize = 500;
 pub fn sprint_v(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
+        Value::Time(t) => crate::gotime::string(*t),
         Value::Struct(_) => match v.to_go() {
             GoValue::String(s) => s,
             _ => String::new(),
