@@ -473,10 +473,53 @@ pub fn parse_duration(s: &str) -> Result<i64, String> {
     Ok(if neg { (-t) as i64 } else { t as i64 })
 }
 
-/// `time.ParseInLocation(layout, value, UTC)`, with Go's error texts.
+/// Go's `getnum`: one or two digits (exactly two when `fixed`).
+fn getnum(v: &str, fixed: bool) -> Option<(i64, &str)> {
+    let b = v.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    if !b.get(1).is_some_and(u8::is_ascii_digit) {
+        if fixed {
+            return None;
+        }
+        return Some((i64::from(b[0] - b'0'), &v[1..]));
+    }
+    Some((
+        i64::from(b[0] - b'0') * 10 + i64::from(b[1] - b'0'),
+        &v[2..],
+    ))
+}
+
+/// Go's `getnum3`: one to three digits (exactly three when `fixed`).
+fn getnum3(v: &str, fixed: bool) -> Option<(i64, &str)> {
+    let n = v.bytes().take(3).take_while(u8::is_ascii_digit).count();
+    if n == 0 || (fixed && n != 3) {
+        return None;
+    }
+    Some((v[..n].parse().ok()?, &v[n..]))
+}
+
+/// Go's `lookup` of a name, ASCII case-insensitively: (index, rest).
+fn lookup<'v>(names: &[&str], v: &'v str, short: bool) -> Option<(usize, &'v str)> {
+    for (i, name) in names.iter().enumerate() {
+        let name = if short { &name[..3] } else { name };
+        if v.len() >= name.len()
+            && v.is_char_boundary(name.len())
+            && v[..name.len()].eq_ignore_ascii_case(name)
+        {
+            return Some((i, &v[name.len()..]));
+        }
+    }
+    None
+}
+
+/// `time.ParseInLocation(layout, value, UTC)`, with Go's error texts and
+/// its order of checks (ranges as each element is read; the day and the
+/// day of the year at the end).
 pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
     let q = xfn_gocompat::gofmt::quote;
-    let err_at = |elem: &str, rest: &str| {
+    let bad = |elem: &str, rest: &str| {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",
             q(value),
@@ -485,17 +528,17 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
             q(elem)
         )
     };
-    let (mut year, mut month, mut day, mut hour, mut min, mut sec, mut nanos) =
-        (1i64, 1i64, 1i64, 0i64, 0i64, 0i64, 0u32);
-    let mut pm: Option<bool> = None;
+    let range = |what: &str| format!("parsing time {}: {what} out of range", q(value));
+    let (mut year, mut month, mut day, mut yday) = (0i64, -1i64, -1i64, -1i64);
+    let (mut hour, mut min, mut sec, mut nanos) = (0i64, 0i64, 0i64, 0u32);
+    let (mut pm_set, mut am_set) = (false, false);
     let mut offset: i64 = 0;
-    let mut yday: Option<i64> = None;
     let mut lay = layout;
     let mut v = value;
     loop {
         let (prefix, std, suffix) = next_chunk(lay);
         let Some(rest) = v.strip_prefix(prefix) else {
-            return Err(err_at(prefix, v));
+            return Err(bad(prefix, v));
         };
         v = rest;
         let Some((std, chunk)) = std else {
@@ -505,105 +548,164 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
             break;
         };
         lay = suffix;
-        let before = v;
-        let num = |v: &mut &str, fixed: bool, max: usize| -> Option<i64> {
-            let n = v.bytes().take_while(u8::is_ascii_digit).take(max).count();
-            if n == 0 || (fixed && n != max) {
-                return None;
-            }
-            let x = v[..n].parse().ok();
-            *v = &v[n..];
-            x
-        };
-        let ok = match std {
+        let hold = v;
+        // Each arm gives the rest of the value, or the value to show in the
+        // error (some elements consume before they fail, as Go's do).
+        let step: Result<&str, &str> = match std {
             Std::Year => {
-                num(&mut v, true, 2).map(|y| year = if y >= 69 { y + 1900 } else { y + 2000 })
-            }
-            Std::LongYear => num(&mut v, true, 4).map(|y| year = y),
-            Std::Month | Std::LongMonth => {
-                let found = MONTHS.iter().position(|m| {
-                    let name = if std == Std::Month { &m[..3] } else { m };
-                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
-                });
-                found.map(|i| {
-                    let len = if std == Std::Month {
-                        3
-                    } else {
-                        MONTHS[i].len()
-                    };
-                    v = &v[len..];
-                    month = i as i64 + 1;
-                })
-            }
-            Std::WeekDay | Std::LongWeekDay => {
-                let found = DAYS.iter().position(|d| {
-                    let name = if std == Std::WeekDay { &d[..3] } else { d };
-                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
-                });
-                found.map(|i| {
-                    let len = if std == Std::WeekDay {
-                        3
-                    } else {
-                        DAYS[i].len()
-                    };
-                    v = &v[len..];
-                })
-            }
-            Std::NumMonth | Std::ZeroMonth => {
-                num(&mut v, std == Std::ZeroMonth, 2).map(|m| month = m)
-            }
-            Std::Day | Std::UnderDay | Std::ZeroDay => {
-                if std == Std::UnderDay && v.starts_with(' ') {
-                    v = &v[1..];
-                }
-                num(&mut v, std == Std::ZeroDay, 2).map(|d| day = d)
-            }
-            Std::UnderYearDay | Std::ZeroYearDay => {
-                if std == Std::UnderYearDay {
-                    v = v.trim_start_matches(' ');
-                }
-                num(&mut v, std == Std::ZeroYearDay, 3).map(|d| yday = Some(d))
-            }
-            Std::Hour => num(&mut v, false, 2).map(|h| hour = h),
-            Std::Hour12 | Std::ZeroHour12 => {
-                num(&mut v, std == Std::ZeroHour12, 2).map(|h| hour = h)
-            }
-            Std::Minute | Std::ZeroMinute => {
-                num(&mut v, std == Std::ZeroMinute, 2).map(|m| min = m)
-            }
-            Std::Second | Std::ZeroSecond => {
-                let r = num(&mut v, std == Std::ZeroSecond, 2).map(|s| sec = s);
-                // A fractional second may follow even if the layout has none.
-                if r.is_some()
-                    && v.len() > 1
-                    && v.starts_with(['.', ','])
-                    && v.as_bytes()[1].is_ascii_digit()
-                {
-                    let (_, next, _) = next_chunk(lay);
-                    if !matches!(next, Some((Std::Frac(..), _))) {
-                        let n = v[1..].bytes().take_while(u8::is_ascii_digit).count();
-                        nanos = frac_nanos(&v[1..1 + n]);
-                        v = &v[1 + n..];
+                if v.len() < 2 || !v.is_char_boundary(2) {
+                    Err(v)
+                } else {
+                    match v[..2].parse::<i64>() {
+                        Ok(y) if v.as_bytes()[..2].iter().all(u8::is_ascii_digit) => {
+                            year = if y >= 69 { y + 1900 } else { y + 2000 };
+                            Ok(&v[2..])
+                        }
+                        _ => Err(v),
                     }
                 }
-                r
             }
+            Std::LongYear => {
+                // Go cuts four bytes first, then reads them (a sign allowed).
+                if v.len() < 4 || !v.is_char_boundary(4) {
+                    Err(v)
+                } else {
+                    let (p, r) = v.split_at(4);
+                    let (neg, digits) = match p.as_bytes()[0] {
+                        b'-' => (true, &p[1..]),
+                        b'+' => (false, &p[1..]),
+                        _ => (false, p),
+                    };
+                    if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                        let y: i64 = digits.parse().unwrap_or(0);
+                        year = if neg { -y } else { y };
+                        Ok(r)
+                    } else {
+                        Err(r)
+                    }
+                }
+            }
+            Std::Month | Std::LongMonth => match lookup(&MONTHS, v, std == Std::Month) {
+                Some((i, r)) => {
+                    month = i as i64 + 1;
+                    Ok(r)
+                }
+                None => Err(v),
+            },
+            Std::WeekDay | Std::LongWeekDay => lookup(&DAYS, v, std == Std::WeekDay)
+                .map(|(_, r)| r)
+                .ok_or(v),
+            Std::NumMonth | Std::ZeroMonth => match getnum(v, std == Std::ZeroMonth) {
+                Some((m, r)) => {
+                    if !(1..=12).contains(&m) {
+                        return Err(range("month"));
+                    }
+                    month = m;
+                    Ok(r)
+                }
+                None => Err(v),
+            },
+            Std::Day | Std::UnderDay | Std::ZeroDay => {
+                let mut w = v;
+                if std == Std::UnderDay && w.starts_with(' ') {
+                    w = &w[1..];
+                }
+                match getnum(w, std == Std::ZeroDay) {
+                    Some((d, r)) => {
+                        day = d;
+                        Ok(r)
+                    }
+                    None => Err(w),
+                }
+            }
+            Std::UnderYearDay | Std::ZeroYearDay => {
+                let mut w = v;
+                if std == Std::UnderYearDay {
+                    for _ in 0..2 {
+                        if w.starts_with(' ') {
+                            w = &w[1..];
+                        }
+                    }
+                }
+                match getnum3(w, std == Std::ZeroYearDay) {
+                    Some((d, r)) => {
+                        yday = d;
+                        Ok(r)
+                    }
+                    None => Err(w),
+                }
+            }
+            Std::Hour => match getnum(v, false) {
+                Some((h, r)) => {
+                    if h >= 24 {
+                        return Err(range("hour"));
+                    }
+                    hour = h;
+                    Ok(r)
+                }
+                None => Err(v),
+            },
+            Std::Hour12 | Std::ZeroHour12 => match getnum(v, std == Std::ZeroHour12) {
+                Some((h, r)) => {
+                    if h > 12 {
+                        return Err(range("hour"));
+                    }
+                    hour = h;
+                    Ok(r)
+                }
+                None => Err(v),
+            },
+            Std::Minute | Std::ZeroMinute => match getnum(v, std == Std::ZeroMinute) {
+                Some((m, r)) => {
+                    if m >= 60 {
+                        return Err(range("minute"));
+                    }
+                    min = m;
+                    Ok(r)
+                }
+                None => Err(v),
+            },
+            Std::Second | Std::ZeroSecond => match getnum(v, std == Std::ZeroSecond) {
+                Some((x, mut r)) => {
+                    if x >= 60 {
+                        return Err(range("second"));
+                    }
+                    sec = x;
+                    // A fractional second in the value but not the layout.
+                    let b = r.as_bytes();
+                    if b.len() >= 2 && (b[0] == b'.' || b[0] == b',') && b[1].is_ascii_digit() {
+                        let (_, next, _) = next_chunk(lay);
+                        if !matches!(next, Some((Std::Frac(..), _))) {
+                            let n = 1 + r[1..].bytes().take_while(u8::is_ascii_digit).count();
+                            nanos = frac_nanos(&r[1..n]);
+                            r = &r[n..];
+                        }
+                    }
+                    Ok(r)
+                }
+                None => Err(v),
+            },
             Std::PM | Std::Pm => {
-                let word = v.get(..2).unwrap_or("");
-                let is_pm = match (std, word) {
-                    (Std::PM, "PM") | (Std::Pm, "pm") => Some(true),
-                    (Std::PM, "AM") | (Std::Pm, "am") => Some(false),
-                    _ => None,
-                };
-                is_pm.map(|p| {
-                    pm = Some(p);
-                    v = &v[2..];
-                })
+                if v.len() < 2 || !v.is_char_boundary(2) {
+                    Err(v)
+                } else {
+                    let (p, r) = v.split_at(2);
+                    match (std, p) {
+                        (Std::PM, "PM") | (Std::Pm, "pm") => {
+                            pm_set = true;
+                            Ok(r)
+                        }
+                        (Std::PM, "AM") | (Std::Pm, "am") => {
+                            am_set = true;
+                            Ok(r)
+                        }
+                        _ => Err(r),
+                    }
+                }
             }
             Std::Tz => {
                 if let Some(r) = v.strip_prefix("UTC") {
-                    v = r;
-                    Some(())
+                    Ok(r)
                 } else {
                     let n = v.bytes().take_while(u8::is_ascii_uppercase).count();
                     if (3..=5).contains(&n) {
@@ -612,111 +714,154 @@ pub fn parse(layout: &str, value: &str) -> Result<Time, String> {
                             q(&v[..n])
                         ));
                     }
-                    None
+                    Err(v)
                 }
             }
             Std::Iso(pat) | Std::Num(pat) => {
-                if matches!(std, Std::Iso(_)) && v.starts_with('Z') {
-                    v = &v[1..];
-                    Some(())
+                // Go takes `Z` for the ISO forms without seconds only.
+                if matches!(std, Std::Iso("Z0700" | "Z07:00" | "Z07")) && v.starts_with('Z') {
+                    Ok(&v[1..])
                 } else {
-                    let sign = match v.as_bytes().first() {
-                        Some(b'+') => 1,
-                        Some(b'-') => -1,
-                        _ => 0,
-                    };
-                    if sign == 0 {
-                        None
+                    // Go slices the value to the pattern's length first.
+                    let len = pat.len();
+                    if v.len() < len || !v.is_char_boundary(len) {
+                        Err(v)
                     } else {
-                        let body = &pat[1..];
-                        let digits: Vec<char> = v[1..].chars().take(body.len()).collect();
-                        let shape_ok = digits.len() == body.len()
-                            && body.chars().zip(&digits).all(|(p, c)| {
-                                if p == ':' {
-                                    *c == ':'
-                                } else {
-                                    c.is_ascii_digit()
-                                }
-                            });
-                        if !shape_ok {
-                            None
+                        let (z, r) = v.split_at(len);
+                        let zb = z.as_bytes();
+                        let shape = zb.iter().zip(pat.as_bytes()).skip(1).all(|(c, p)| {
+                            if *p == b':' {
+                                *c == b':'
+                            } else {
+                                c.is_ascii_digit()
+                            }
+                        });
+                        let sign = match zb[0] {
+                            b'+' => 1,
+                            b'-' => -1,
+                            _ => 0,
+                        };
+                        if !shape || sign == 0 {
+                            Err(r)
                         } else {
-                            let d: String = digits.iter().filter(|c| c.is_ascii_digit()).collect();
+                            let d: String = z[1..].chars().filter(char::is_ascii_digit).collect();
                             let h: i64 = d[..2].parse().unwrap_or(0);
                             let m: i64 = d.get(2..4).and_then(|x| x.parse().ok()).unwrap_or(0);
-                            let s: i64 = d.get(4..6).and_then(|x| x.parse().ok()).unwrap_or(0);
-                            offset = sign * (h * 3600 + m * 60 + s);
-                            v = &v[1 + body.len()..];
-                            Some(())
+                            let sc: i64 = d.get(4..6).and_then(|x| x.parse().ok()).unwrap_or(0);
+                            if h > 24 {
+                                return Err(range("time zone offset hour"));
+                            }
+                            if m > 60 {
+                                return Err(range("time zone offset minute"));
+                            }
+                            if sc > 60 {
+                                return Err(range("time zone offset second"));
+                            }
+                            offset = sign * (h * 3600 + m * 60 + sc);
+                            Ok(r)
                         }
                     }
                 }
             }
-            Std::Frac(_, n) => {
-                let sep_ok = v.starts_with(['.', ',']);
-                let digits = v
-                    .get(1..)
-                    .map_or(0, |r| r.bytes().take_while(u8::is_ascii_digit).count());
-                if let Std::Frac(b'0', _) = std {
-                    if sep_ok && digits >= n {
-                        nanos = frac_nanos(&v[1..1 + n]);
-                        v = &v[1 + n..];
-                        Some(())
+            Std::Frac(ch, n) => {
+                if ch == b'0' {
+                    let nd = 1 + n;
+                    if v.len() < nd || !v.is_char_boundary(nd) {
+                        Err(v)
                     } else {
-                        None
+                        let (f, r) = v.split_at(nd);
+                        let fb = f.as_bytes();
+                        if (fb[0] == b'.' || fb[0] == b',')
+                            && fb[1..].iter().all(u8::is_ascii_digit)
+                        {
+                            nanos = frac_nanos(&f[1..]);
+                            Ok(r)
+                        } else {
+                            Err(r)
+                        }
                     }
-                } else if sep_ok && digits > 0 {
-                    nanos = frac_nanos(&v[1..1 + digits]);
-                    v = &v[1 + digits..];
-                    Some(())
                 } else {
-                    Some(())
+                    let b = v.as_bytes();
+                    if b.len() < 2 || !(b[0] == b'.' || b[0] == b',') || !b[1].is_ascii_digit() {
+                        Ok(v)
+                    } else {
+                        // At most nine digits, as Go takes.
+                        let k = 1 + v[1..]
+                            .bytes()
+                            .take(9)
+                            .take_while(u8::is_ascii_digit)
+                            .count();
+                        nanos = frac_nanos(&v[1..k]);
+                        Ok(&v[k..])
+                    }
                 }
             }
         };
-        if ok.is_none() {
-            return Err(err_at(chunk, before));
+        match step {
+            Ok(r) => v = r,
+            Err(shown) => {
+                let _ = hold;
+                return Err(bad(chunk, shown));
+            }
         }
     }
-    if let Some(p) = pm {
-        if p && hour < 12 {
-            hour += 12;
-        } else if !p && hour == 12 {
-            hour = 0;
-        }
+    if pm_set && hour < 12 {
+        hour += 12;
+    } else if am_set && hour == 12 {
+        hour = 0;
     }
-    let range = |what: &str| format!("parsing time {}: {what} out of range", q(value));
-    if let Some(yd) = yday {
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-        if yd < 1 || yd > 365 + i64::from(leap) {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if yday >= 0 {
+        let mut yd = yday;
+        let (mut m, mut d) = (0, 0);
+        if leap {
+            if yd == 31 + 29 {
+                m = 2;
+                d = 29;
+            } else if yd > 31 + 29 {
+                yd -= 1;
+            }
+        }
+        if !(1..=365).contains(&yd) {
             return Err(range("day-of-year"));
         }
-        let d = days_from_civil(year, 1, 1) + yd - 1;
-        let (_, m, dd) = civil_from_days(d);
+        if m == 0 {
+            const BEFORE: [i64; 13] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334, 365];
+            m = (yd - 1) / 31 + 1;
+            if BEFORE[m as usize] < yd {
+                m += 1;
+            }
+            d = yd - BEFORE[(m - 1) as usize];
+        }
+        if month >= 0 && month != m {
+            return Err(format!(
+                "parsing time {}: day-of-year does not match month",
+                q(value)
+            ));
+        }
         month = m;
-        day = dd;
+        if day >= 0 && day != d {
+            return Err(format!(
+                "parsing time {}: day-of-year does not match day",
+                q(value)
+            ));
+        }
+        day = d;
+    } else {
+        if month < 0 {
+            month = 1;
+        }
+        if day < 0 {
+            day = 1;
+        }
     }
-    if !(1..=12).contains(&month) {
-        return Err(range("month"));
-    }
-    let days_in = |y: i64, m: i64| {
-        days_from_civil(
-            if m == 12 { y + 1 } else { y },
-            if m == 12 { 1 } else { m + 1 },
-            1,
-        ) - days_from_civil(y, m, 1)
-    };
-    if day < 1 || day > days_in(year, month) {
+    let days_in = days_from_civil(
+        if month == 12 { year + 1 } else { year },
+        if month == 12 { 1 } else { month + 1 },
+        1,
+    ) - days_from_civil(year, month, 1);
+    if day < 1 || day > days_in {
         return Err(range("day"));
-    }
-    if hour > 23 {
-        return Err(range("hour"));
-    }
-    if min > 59 {
-        return Err(range("minute"));
-    }
-    if sec > 59 {
-        return Err(range("second"));
     }
     let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + min * 60 + sec - offset;
     Ok(Time {

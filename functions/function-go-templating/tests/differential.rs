@@ -225,6 +225,57 @@ fn generated_cases() -> Vec<J> {
             out.push(json!({ "template": format!("{{{{ {f} .w }}}}"), "data": { "w": word } }));
         }
     }
+    // Random instants through random layouts, and back through toDate.
+    const LAYOUT: &[&str] = &[
+        "2006",
+        "06",
+        "01",
+        "1",
+        "Jan",
+        "January",
+        "02",
+        "2",
+        "_2",
+        "002",
+        "Mon",
+        "Monday",
+        "15",
+        "3",
+        "03",
+        "04",
+        "4",
+        "05",
+        "5",
+        "PM",
+        "pm",
+        "MST",
+        "-0700",
+        "-07:00",
+        "Z07:00",
+        "Z0700",
+        ".000",
+        ".999999999",
+        ",000",
+        "-",
+        " ",
+        ":",
+        "T",
+        "/",
+        "x",
+        "__2",
+    ];
+    for _ in 0..1500 {
+        let secs = (next(&mut seed) % 8_000_000_000) as i64 - 2_000_000_000;
+        let n = 1 + next(&mut seed) % 8;
+        let layout: String = (0..n)
+            .map(|_| LAYOUT[(next(&mut seed) % LAYOUT.len() as u64) as usize])
+            .collect();
+        out.push(json!({ "template": "{{ date .l .t }}", "data": { "l": layout, "t": secs } }));
+        out.push(json!({
+            "template": "{{ $s := date .l .t }}{{ $s }} | {{ mustToDate .l $s }}",
+            "data": { "l": layout, "t": secs }
+        }));
+    }
     for a in OPERANDS {
         out.push(json!({ "template": format!("{{{{ {a} }}}}") }));
         out.push(json!({ "template": format!("{{{{ if {a} }}}}T{{{{ else }}}}F{{{{ end }}}}") }));
