@@ -2,6 +2,7 @@
 //! xfn: Go templates rendered into desired composed resources, with a Go
 //! `text/template` engine written for it, sprig's functions and upstream's.
 
+pub mod decimal;
 pub mod fns;
 pub mod function;
 pub mod gotime;

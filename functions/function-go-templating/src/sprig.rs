@@ -45,11 +45,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "urlParse",
     "urlJoin",
     "untitle",
-    "add1f",
-    "addf",
-    "subf",
-    "divf",
-    "mulf",
 ];
 
 fn arg(a: &[Value], i: usize) -> Value {

@@ -225,6 +225,23 @@ fn generated_cases() -> Vec<J> {
             out.push(json!({ "template": format!("{{{{ {f} .w }}}}"), "data": { "w": word } }));
         }
     }
+    // Random numbers through sprig's decimal arithmetic.
+    const NUMS: &[&str] = &[
+        "0", "1", "-1", "0.1", "0.2", "1.1", "2.2", "3", "1e3", "1e-7", "123.456", "-0.5", "1e15",
+        "7", "0.3333", "\"2.5\"", ".i", ".f",
+    ];
+    for _ in 0..600 {
+        let f = ["addf", "subf", "mulf", "divf", "add1f"][(next(&mut seed) % 5) as usize];
+        let n = if f == "add1f" {
+            1
+        } else {
+            1 + next(&mut seed) % 3
+        };
+        let args: Vec<&str> = (0..n)
+            .map(|_| NUMS[(next(&mut seed) % NUMS.len() as u64) as usize])
+            .collect();
+        out.push(json!({ "template": format!("{{{{ {f} {} }}}}", args.join(" ")) }));
+    }
     // Random instants through random layouts, and back through toDate.
     const LAYOUT: &[&str] = &[
         "2006",
