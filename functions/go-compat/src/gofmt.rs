@@ -766,7 +766,7 @@ fn shortest(abs: f64) -> (Vec<u8>, i32) {
     }
     // A tie between the truncation and the next candidate up.
     let lower = &all[..n];
-    let even_is_lower = (lower[n - 1] - b'0') % 2 == 0;
+    let even_is_lower = (lower[n - 1] - b'0').is_multiple_of(2);
     let mut pick: Vec<u8> = lower.to_vec();
     let mut pick_dp = exp + 1;
     if !even_is_lower {
