@@ -1165,11 +1165,11 @@ mod tests {
     #[test]
     fn shortest_ties_go_to_the_even_digit() {
         assert_eq!(
-            format_float(1_000_000_000_000_007.25, b'g', -1),
+            format_float(1e15 + 7.25, b'g', -1),
             "1.0000000000000072e+15"
         );
         assert_eq!(
-            format_float(1_000_000_000_000_001.25, b'g', -1),
+            format_float(1e15 + 1.25, b'g', -1),
             "1.0000000000000012e+15"
         );
         assert_eq!(format_float(0.1, b'g', -1), "0.1");
