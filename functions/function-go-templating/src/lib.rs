@@ -6,6 +6,7 @@ pub mod decimal;
 pub mod fns;
 pub mod function;
 pub mod gotime;
+pub mod goutils;
 pub mod manifests;
 pub mod render;
 pub mod sprig;

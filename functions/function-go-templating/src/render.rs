@@ -44,6 +44,7 @@ impl Renderer {
         crate::sprig_extra::add(&mut funcs);
         crate::sprig_time::add_functions(&mut funcs);
         crate::decimal::add_functions(&mut funcs);
+        crate::goutils::add_functions(&mut funcs);
         crate::fns::add(&mut funcs);
         let unimplemented = crate::sprig::UNIMPLEMENTED
             .iter()

@@ -17,15 +17,7 @@ use crate::template::value::{Elem, IntKind, Value, sprint_v, sprintf};
 
 /// Sprig functions a template may name that this port does not implement.
 pub const UNIMPLEMENTED: &[&str] = &[
-    "abbrev",
-    "abbrevboth",
-    "initials",
-    "shuffle",
-    "wrap",
-    "wrapWith",
     "getHostByName",
-    "chunk",
-    "mustChunk",
     "bcrypt",
     "htpasswd",
     "genPrivateKey",
@@ -44,7 +36,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "semverCompare",
     "urlParse",
     "urlJoin",
-    "untitle",
 ];
 
 fn arg(a: &[Value], i: usize) -> Value {
@@ -92,7 +83,7 @@ pub fn strval(v: &Value) -> String {
                     }
                 })
                 .collect();
-            String::from_utf8_lossy(&b).into_owned()
+            xfn_gocompat::value::go_lossy_utf8(&b)
         }
         v => sprint_v(v),
     }
@@ -371,7 +362,7 @@ pub fn add(m: &mut FuncMap) {
             } else {
                 b
             };
-            Ok(Value::str(String::from_utf8_lossy(out).as_ref()))
+            Ok(Value::str(xfn_gocompat::value::go_lossy_utf8(out)))
         }),
     );
     m.insert(
@@ -401,7 +392,7 @@ pub fn add(m: &mut FuncMap) {
                 }
                 &b[start as usize..end as usize]
             };
-            Ok(Value::str(String::from_utf8_lossy(out).as_ref()))
+            Ok(Value::str(xfn_gocompat::value::go_lossy_utf8(out)))
         }),
     );
     m.insert(
@@ -614,7 +605,7 @@ pub fn add(m: &mut FuncMap) {
         Func::new(&[Str], |_, a| {
             Ok(Value::str(
                 match base64::engine::general_purpose::STANDARD.decode(s(&a, 0)) {
-                    Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                    Ok(b) => xfn_gocompat::value::go_lossy_utf8(&b),
                     Err(e) => go_base64_error(&e),
                 },
             ))

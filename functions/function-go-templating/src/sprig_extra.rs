@@ -479,7 +479,7 @@ pub fn add(m: &mut FuncMap) {
         "b32dec",
         Func::new(&[Str], |_, a| {
             Ok(Value::str(match base32_decode(&s(&a, 0)) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                Ok(b) => xfn_gocompat::value::go_lossy_utf8(&b),
                 Err(e) => e,
             }))
         }),

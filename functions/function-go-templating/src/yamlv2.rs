@@ -287,7 +287,7 @@ fn resolve(text: &str, style: ScalarStyle, tag: Option<&str>, schema: Schema) ->
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(clean)
                 .map_err(|_| "yaml: !!binary value contains invalid base64 data".to_string())?;
-            return Ok(J::String(String::from_utf8_lossy(&bytes).into_owned()));
+            return Ok(J::String(xfn_gocompat::value::go_lossy_utf8(&bytes)));
         }
         Some(_) => {}
         None if !plain => return Ok(J::String(text.into())),

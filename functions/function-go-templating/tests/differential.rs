@@ -221,8 +221,19 @@ fn generated_cases() -> Vec<J> {
             "title",
             "upper",
             "lower",
+            "untitle",
+            "initials",
         ] {
             out.push(json!({ "template": format!("{{{{ {f} .w }}}}"), "data": { "w": word } }));
+        }
+        let (w1, w2) = (next(&mut seed) % 12, next(&mut seed) % 12);
+        for t in [
+            format!("{{{{ wrap {w1} .w }}}}"),
+            format!("{{{{ wrapWith {w1} \"|\" .w }}}}"),
+            format!("{{{{ abbrev {w1} .w }}}}"),
+            format!("{{{{ abbrevboth {w2} {w1} .w }}}}"),
+        ] {
+            out.push(json!({ "template": t, "data": { "w": word } }));
         }
     }
     // Random numbers through sprig's decimal arithmetic.

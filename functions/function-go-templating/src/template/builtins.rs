@@ -192,6 +192,7 @@ fn index(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {
                         Elem::Str => Value::str(""),
                         Elem::Int | Elem::Byte => Value::int(0),
                         Elem::Bytes => Value::bytes(&[]),
+                        Elem::List => Value::list(Vec::new()),
                     },
                 }
             }
@@ -234,7 +235,7 @@ fn slice(_: &mut dyn Env, a: Vec<Value>) -> Result<Value, String> {
     Ok(match item {
         Value::Str(s) if is_str => {
             let b = &s.as_bytes()[idx[0]..idx[1]];
-            Value::str(String::from_utf8_lossy(b).as_ref())
+            Value::str(xfn_gocompat::value::go_lossy_utf8(b))
         }
         Value::List(l, e) => Value::List(std::rc::Rc::new(l[idx[0]..idx[1]].to_vec()), e),
         _ => Value::Invalid,

@@ -527,6 +527,7 @@ impl<'a> State<'a, '_> {
                             Elem::Str => Value::str(""),
                             Elem::Int | Elem::Byte => Value::int(0),
                             Elem::Bytes => Value::bytes(&[]),
+                            Elem::List => Value::list(Vec::new()),
                         }),
                         MissingKey::Error => {
                             Err(self.errorf(format!("map has no entry for key {}", quote(field))))

@@ -660,7 +660,7 @@ pub fn unquote(s: &str) -> Result<String, &'static str> {
             if q == b'\'' && runes != 1 {
                 return Err(BAD);
             }
-            Ok(String::from_utf8_lossy(&out).into_owned())
+            Ok(xfn_gocompat::value::go_lossy_utf8(&out))
         }
         _ => Err(BAD),
     }

@@ -31,6 +31,8 @@ pub enum Elem {
     Byte,
     /// `[]uint8` (a map of byte slices' elements)
     Bytes,
+    /// `[]interface {}` (sprig's `chunk`)
+    List,
 }
 
 /// A struct value (e.g. the `Condition` `getResourceCondition` returns):
@@ -126,11 +128,13 @@ impl Value {
             Value::List(_, Elem::Int) => "[]int",
             Value::List(_, Elem::Byte) => "[]uint8",
             Value::List(_, Elem::Bytes) => "[][]uint8",
+            Value::List(_, Elem::List) => "[][]interface {}",
             Value::Map(_, Elem::Any) => "map[string]interface {}",
             Value::Map(_, Elem::Str) => "map[string]string",
             Value::Map(_, Elem::Int) => "map[string]int",
             Value::Map(_, Elem::Byte) => "map[string]uint8",
             Value::Map(_, Elem::Bytes) => "map[string][]uint8",
+            Value::Map(_, Elem::List) => "map[string][]interface {}",
             Value::Struct(s) => s.type_name,
             Value::Time(_) => "time.Time",
         }
