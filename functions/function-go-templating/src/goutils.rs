@@ -1,6 +1,6 @@
 //! Masterminds/goutils' string helpers as sprig calls them (`abbrev
-//! abbrevboth initials untitle wrap wrapWith`), plus sprig's `shuffle` and
-//! `chunk`. goutils works on bytes; so does this port (a cut inside a
+//! abbrevboth initials untitle wrap wrapWith`), plus sprig's `shuffle`,
+//! `chunk` and `randBytes`. goutils works on bytes; so does this port (a cut inside a
 //! multi-byte character gives U+FFFD where Go would give the raw byte).
 
 use std::rc::Rc;
@@ -198,6 +198,21 @@ pub fn add_functions(m: &mut FuncMap) {
                 chars.swap(i, j);
             }
             Ok(Value::str(chars.into_iter().collect::<String>()))
+        }),
+    );
+    m.insert(
+        "randBytes",
+        Func::new(&[Int], |env, a| {
+            use base64::Engine as _;
+            let n = int(&a, 0);
+            if n < 0 {
+                return Err("runtime error: makeslice: len out of range".into());
+            }
+            crate::sprig::check_rand_len(n.saturating_mul(2))?;
+            let bytes: Vec<u8> = (0..n).map(|_| env.random() as u8).collect();
+            Ok(Value::str(
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            ))
         }),
     );
     for name in ["chunk", "mustChunk"] {

@@ -31,7 +31,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "genSignedCertWithKey",
     "encryptAES",
     "decryptAES",
-    "randBytes",
     "semver",
     "semverCompare",
     "urlParse",
