@@ -15,9 +15,9 @@ VENV := .venv
 PY_SDK_VERSION := 0.15.1
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating
 
-.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
+.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer gotmpl-oracle toolchain third-party wasm-target clean
 
 all: build
 
@@ -101,13 +101,19 @@ render: build
 
 # System packages some tests need (a real OCI registry, skopeo, Go and
 # grpc-go for the Go peer), if missing.
-deps: go-peer
+deps: go-peer gotmpl-oracle
 	@if [ -x tests/registry/install.sh ]; then tests/registry/install.sh; fi
 
 # The Go peer of the benchmarks (grpc-go, from Debian's packages, which it
 # installs if missing), built into $(CARGO_TARGET_DIR)/go-peer.
 go-peer:
 	tests/go-peer/build.sh >/dev/null
+
+# The Go oracle of function-go-templating's differential test (text/template
+# and sprig from Debian's packages, which it installs if missing), built into
+# $(CARGO_TARGET_DIR)/gotmpl-oracle.
+gotmpl-oracle:
+	functions/function-go-templating/oracle/build.sh >/dev/null
 
 # What `make test` writes into target/ from nothing: 5.5 GiB measured on
 # a fresh clone, plus 2.2 GiB for the image check's musl build

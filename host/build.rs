@@ -54,6 +54,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     ("function-cidr", "function-cidr", "function_cidr.wasm"),
     (
+        "function-go-templating",
+        "function-go-templating",
+        "function_go_templating.wasm",
+    ),
+    (
         "function-annotate",
         "function-annotate",
         "function_annotate.wasm",

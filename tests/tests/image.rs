@@ -300,6 +300,13 @@ fn the_layer_holds_a_static_xfn_run_as_a_non_root_user() {
         "function_auto_ready.wasm",
         "hello.wasm",
         "function_annotate.wasm",
+        "function_environment_configs.wasm",
+        "function_extra_resources.wasm",
+        "function_sequencer.wasm",
+        "function_status_transformer.wasm",
+        "function_cel_filter.wasm",
+        "function_cidr.wasm",
+        "function_go_templating.wasm",
     ] {
         let component = read(&xfn_tests::wasm_dir().join(file));
         assert!(

@@ -12,16 +12,15 @@ pub mod connection;
 #[path = "fn.rs"]
 pub mod function;
 pub mod goconv;
-pub mod gofmt;
-pub mod gojson;
-pub use xfn_gocompat::goregex;
 pub mod input;
 pub mod patches;
 pub mod quantity;
 pub mod ready;
 pub mod transforms;
 pub mod validate;
-pub mod value;
+
+/// Go's formatting, JSON and values, shared with function-go-templating.
+pub use xfn_gocompat::{gofmt, gojson, goregex, value};
 
 pub use function::{ENVIRONMENT_KEY, run};
 

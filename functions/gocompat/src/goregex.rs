@@ -61,6 +61,11 @@ impl GoRegex {
         Ok(GoRegex { re })
     }
 
+    /// The translated `regex` crate expression.
+    pub fn regex(&self) -> &Regex {
+        &self.re
+    }
+
     /// Go's `MatchString` (unanchored).
     pub fn is_match(&self, s: &str) -> bool {
         self.re.is_match(s)

@@ -753,8 +753,57 @@ fn decimal_digits(sci: &str) -> (Vec<u8>, i32) {
     (digits, exp + 1)
 }
 
+/// The shortest digits that read back as `abs`. When two candidates are
+/// exactly as close (the value lies halfway between them), Rust takes the
+/// upper one and Go the even one (`1000000000000007.25` is
+/// `1.0000000000000072e+15` in Go): Go's choice is made here.
 fn shortest(abs: f64) -> (Vec<u8>, i32) {
-    decimal_digits(&format!("{abs:e}"))
+    let (digits, dp) = decimal_digits(&format!("{abs:e}"));
+    let n = digits.len();
+    if n == 0 || !abs.is_finite() {
+        return (digits, dp);
+    }
+    // The exact value's digits, well past the candidates' last one.
+    let exact = format!("{:.*e}", n + 40, abs);
+    let (mant, exp) = exact.split_once('e').unwrap_or((&exact, "0"));
+    let all: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if all.len() <= n || all[n] != b'5' || all[n + 1..].iter().any(|&d| d != b'0') {
+        return (digits, dp);
+    }
+    // A tie between the truncation and the next candidate up.
+    let lower = &all[..n];
+    let even_is_lower = (lower[n - 1] - b'0').is_multiple_of(2);
+    let mut pick: Vec<u8> = lower.to_vec();
+    let mut pick_dp = exp + 1;
+    if !even_is_lower {
+        let mut i = n;
+        loop {
+            if i == 0 {
+                pick.insert(0, b'1');
+                pick.pop();
+                pick_dp += 1;
+                break;
+            }
+            i -= 1;
+            if pick[i] == b'9' {
+                pick[i] = b'0';
+            } else {
+                pick[i] += 1;
+                break;
+            }
+        }
+    }
+    while pick.last() == Some(&b'0') {
+        pick.pop();
+    }
+    // Only if it reads back as the same float (the interval may be lopsided
+    // at a power of two).
+    let text = format!("0.{}e{}", String::from_utf8_lossy(&pick), pick_dp);
+    if text.parse::<f64>().ok() == Some(abs) {
+        return (pick, pick_dp);
+    }
+    (digits, dp)
 }
 
 fn rounded(abs: f64, significant: usize) -> (Vec<u8>, i32) {
@@ -1118,6 +1167,20 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(sprint_v(&GoValue::Float(v)), want, "{v}");
         }
+    }
+
+    #[test]
+    fn shortest_ties_go_to_the_even_digit() {
+        assert_eq!(
+            format_float(1e15 + 7.25, b'g', -1),
+            "1.0000000000000072e+15"
+        );
+        assert_eq!(
+            format_float(1e15 + 1.25, b'g', -1),
+            "1.0000000000000012e+15"
+        );
+        assert_eq!(format_float(0.1, b'g', -1), "0.1");
+        assert_eq!(format_float(123.456, b'g', -1), "123.456");
     }
 
     #[test]
