@@ -1,0 +1,901 @@
+//! Operators, builtin functions and string methods.
+
+use std::rc::Rc;
+
+use crate::error::{Error, eval_err, unsupported};
+use crate::eval::{Interp, unify};
+use crate::stdlib;
+use crate::value::{Map, Value, equal, float_str};
+
+const BUILTINS: &[&str] = &[
+    "print", "len", "str", "int", "float", "bool", "list", "dict", "abs", "max", "min", "sum", "sorted", "range", "typeof",
+    "isunique", "zip", "any", "all", "hex", "oct", "bin", "round", "ord", "chr", "option", "multiplyof", "isnullish",
+];
+
+const STR_METHODS: &[&str] = &[
+    "lower", "upper", "strip", "lstrip", "rstrip", "split", "rsplit", "join", "replace", "startswith", "endswith", "find", "rfind",
+    "index", "rindex", "count", "format", "capitalize", "title", "isdigit", "isalpha", "isalnum", "islower", "isupper", "isspace",
+    "removeprefix", "removesuffix", "splitlines", "istitle",
+];
+
+/// Whether `name` is a builtin function or a function of a standard module.
+pub fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name) || stdlib::is_module_function(name)
+}
+
+/// Whether `path` is a standard module this interpreter provides.
+pub fn is_module(path: &str) -> bool {
+    stdlib::MODULES.contains(&path)
+}
+
+/// A constant of a standard module (`math.pi`).
+pub fn module_const(module: &str, name: &str) -> Option<Value> {
+    stdlib::constant(module, name)
+}
+
+/// Whether `name` is a method of strings.
+pub fn is_str_method(name: &str) -> bool {
+    STR_METHODS.contains(&name)
+}
+
+/// Whether `name` is a method of dicts (KCL dicts have none).
+pub fn is_dict_method(_name: &str) -> bool {
+    false
+}
+
+/// Arguments with keywords, taken by position or name.
+pub(crate) struct Args {
+    pos: Vec<Value>,
+    kw: Vec<(String, Value)>,
+    func: String,
+    line: u32,
+}
+
+impl Args {
+    pub(crate) fn new(func: &str, pos: Vec<Value>, kw: Vec<(String, Value)>, line: u32) -> Args {
+        Args {
+            pos,
+            kw,
+            func: func.to_string(),
+            line,
+        }
+    }
+
+    /// The `i`th argument, named `name`, if given.
+    pub(crate) fn opt(&self, i: usize, name: &str) -> Option<Value> {
+        self.pos.get(i).cloned().or_else(|| self.kw.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
+
+    pub(crate) fn req(&self, i: usize, name: &str) -> Result<Value, Error> {
+        match self.opt(i, name) {
+            Some(v) => Ok(v),
+            None => eval_err(format!("{}() missing required argument '{name}'", self.func), self.line),
+        }
+    }
+
+    pub(crate) fn str(&self, i: usize, name: &str) -> Result<Rc<str>, Error> {
+        match self.req(i, name)? {
+            Value::Str(s) => Ok(s),
+            other => eval_err(format!("{}() expects a string for '{name}', got {}", self.func, other.type_name()), self.line),
+        }
+    }
+
+    pub(crate) fn opt_int(&self, i: usize, name: &str) -> Result<Option<i64>, Error> {
+        match self.opt(i, name) {
+            None | Some(Value::None) => Ok(None),
+            Some(Value::Int(n)) => Ok(Some(n)),
+            Some(other) => eval_err(format!("{}() expects an int for '{name}', got {}", self.func, other.type_name()), self.line),
+        }
+    }
+
+    pub(crate) fn flag(&self, i: usize, name: &str) -> bool {
+        self.opt(i, name).is_some_and(|v| v.truthy())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.pos.len()
+    }
+}
+
+/// Calls the builtin `name` (bound to `recv` for methods).
+pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, kw: Vec<(String, Value)>, line: u32) -> Result<Value, Error> {
+    if let Some(m) = name.strip_prefix("str.") {
+        let Some(Value::Str(s)) = recv else {
+            return eval_err("string method without a string", line);
+        };
+        return str_method(it, s, m, Args::new(m, pos, kw, line), line);
+    }
+    if name.contains('.') {
+        return stdlib::call(it, name, Args::new(name, pos, kw, line), line);
+    }
+    let a = Args::new(name, pos, kw, line);
+    Ok(match name {
+        "print" => {
+            let parts: Vec<String> = a.pos.iter().map(|v| v.to_kcl_string()).collect();
+            it.printed.push_str(&parts.join(" "));
+            it.printed.push('\n');
+            Value::None
+        }
+        "len" => match a.req(0, "x")? {
+            Value::Str(s) => Value::Int(s.chars().count() as i64),
+            Value::List(l) => Value::Int(l.len() as i64),
+            Value::Dict(d) => Value::Int(d.map.len() as i64),
+            other => return eval_err(format!("object of type '{}' has no len()", other.type_name()), line),
+        },
+        "str" => Value::str(a.opt(0, "x").map(|v| v.to_kcl_string()).unwrap_or_default()),
+        "int" => {
+            let base = a.opt_int(1, "base")?.unwrap_or(10);
+            match a.opt(0, "x").unwrap_or(Value::Int(0)) {
+                Value::Int(i) => Value::Int(i),
+                Value::Float(f) => {
+                    if !f.is_finite() || f.abs() >= 9.2e18 {
+                        return eval_err(format!("cannot convert {} to int", float_str(f)), line);
+                    }
+                    Value::Int(f.trunc() as i64)
+                }
+                Value::Bool(b) => Value::Int(b as i64),
+                Value::Str(s) => {
+                    let t = s.trim().replace('_', "");
+                    let (neg, t) = match t.strip_prefix('-') {
+                        Some(r) => (true, r.to_string()),
+                        None => (false, t.strip_prefix('+').unwrap_or(&t).to_string()),
+                    };
+                    let (radix, digits) = match (base, t.get(..2)) {
+                        (16 | 0, Some("0x" | "0X")) => (16, &t[2..]),
+                        (8 | 0, Some("0o" | "0O")) => (8, &t[2..]),
+                        (2 | 0, Some("0b" | "0B")) => (2, &t[2..]),
+                        (0, _) => (10, t.as_str()),
+                        (b, _) => (b as u32, t.as_str()),
+                    };
+                    match i64::from_str_radix(digits, radix) {
+                        Ok(n) => Value::Int(if neg { -n } else { n }),
+                        Err(_) => return eval_err(format!("invalid literal for int() with base {base}: '{s}'"), line),
+                    }
+                }
+                other => return eval_err(format!("int() argument must be a string or a number, not '{}'", other.type_name()), line),
+            }
+        }
+        "float" => match a.opt(0, "x").unwrap_or(Value::Float(0.0)) {
+            Value::Int(i) => Value::Float(i as f64),
+            Value::Float(f) => Value::Float(f),
+            Value::Bool(b) => Value::Float(b as i64 as f64),
+            Value::Str(s) => match s.trim().parse::<f64>() {
+                Ok(f) => Value::Float(f),
+                Err(_) => return eval_err(format!("could not convert string to float: '{s}'"), line),
+            },
+            other => return eval_err(format!("float() argument must be a string or a number, not '{}'", other.type_name()), line),
+        },
+        "bool" => Value::Bool(a.opt(0, "x").is_some_and(|v| v.truthy())),
+        "list" => match a.opt(0, "x") {
+            None => Value::list(vec![]),
+            Some(Value::List(l)) => Value::List(l),
+            Some(Value::Dict(d)) => Value::list(d.map.keys().map(|k| Value::str(k.as_str())).collect()),
+            Some(Value::Str(s)) => Value::list(s.chars().map(|c| Value::str(c.to_string())).collect()),
+            Some(other) => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+        },
+        "dict" => match a.opt(0, "x") {
+            None => Value::dict(Map::new()),
+            Some(Value::Dict(d)) => Value::dict(d.map.clone()),
+            Some(other) => return unsupported(format!("dict() of {}", other.type_name()), line),
+        },
+        "abs" => match a.req(0, "x")? {
+            Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| overflow(line))?),
+            Value::Float(f) => Value::Float(f.abs()),
+            other => return eval_err(format!("bad operand type for abs(): '{}'", other.type_name()), line),
+        },
+        "max" | "min" => {
+            let items: Vec<Value> = if a.len() == 1 {
+                match a.req(0, "x")? {
+                    Value::List(l) => l.to_vec(),
+                    Value::Dict(d) => d.map.keys().map(|k| Value::str(k.as_str())).collect(),
+                    other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+                }
+            } else {
+                a.pos.clone()
+            };
+            let mut best: Option<Value> = None;
+            for v in items {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let less = compare(&v, &b, line)? == std::cmp::Ordering::Less;
+                        if (name == "min") == less { v } else { b }
+                    }
+                });
+            }
+            match best {
+                Some(b) => b,
+                None => return eval_err(format!("{name}() arg is an empty sequence"), line),
+            }
+        }
+        "sum" => {
+            let Value::List(l) = a.req(0, "iterable")? else {
+                return eval_err("sum() expects a list", line);
+            };
+            let mut acc = a.opt(1, "start").unwrap_or(Value::Int(0));
+            for v in l.iter() {
+                acc = binary(it, "+", &acc, v, line)?;
+            }
+            acc
+        }
+        "sorted" => {
+            let items: Vec<Value> = match a.req(0, "x")? {
+                Value::List(l) => l.to_vec(),
+                Value::Dict(d) => d.map.keys().map(|k| Value::str(k.as_str())).collect(),
+                Value::Str(s) => s.chars().map(|c| Value::str(c.to_string())).collect(),
+                other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+            };
+            let reverse = a.flag(1, "reverse");
+            let mut err = None;
+            let mut items = items;
+            items.sort_by(|x, y| match compare(x, y, line) {
+                Ok(o) => o,
+                Err(e) => {
+                    err.get_or_insert(e);
+                    std::cmp::Ordering::Equal
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if reverse {
+                items.reverse();
+            }
+            Value::list(items)
+        }
+        "range" => {
+            let (start, stop, step) = match a.len() {
+                1 => (0, a.opt_int(0, "stop")?.unwrap_or(0), 1),
+                _ => (a.opt_int(0, "start")?.unwrap_or(0), a.opt_int(1, "stop")?.unwrap_or(0), a.opt_int(2, "step")?.unwrap_or(1)),
+            };
+            if step == 0 {
+                return eval_err("range() step must not be zero", line);
+            }
+            let n = if step > 0 {
+                (stop.saturating_sub(start).max(0) as u64).div_ceil(step as u64)
+            } else {
+                (start.saturating_sub(stop).max(0) as u64).div_ceil(step.unsigned_abs())
+            };
+            it.check_len(n as usize, line)?;
+            let mut out = Vec::with_capacity(n as usize);
+            let mut i = start;
+            for _ in 0..n {
+                out.push(Value::Int(i));
+                i = i.wrapping_add(step);
+            }
+            Value::list(out)
+        }
+        "typeof" => Value::str(a.req(0, "x")?.type_name()),
+        "isunique" => {
+            let Value::List(l) = a.req(0, "x")? else {
+                return eval_err("isunique() expects a list", line);
+            };
+            let mut unique = true;
+            for (i, x) in l.iter().enumerate() {
+                if l[..i].iter().any(|y| equal(x, y) && x.type_name() == y.type_name()) {
+                    unique = false;
+                    break;
+                }
+            }
+            Value::Bool(unique)
+        }
+        "zip" => {
+            let mut lists = Vec::new();
+            for v in &a.pos {
+                match v {
+                    Value::List(l) => lists.push(l.clone()),
+                    other => return eval_err(format!("zip() argument must be a list, not {}", other.type_name()), line),
+                }
+            }
+            let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+            Value::list((0..n).map(|i| Value::list(lists.iter().map(|l| l[i].clone()).collect())).collect())
+        }
+        "any" | "all" => {
+            let Value::List(l) = a.req(0, "x")? else {
+                return eval_err(format!("{name}() expects a list"), line);
+            };
+            Value::Bool(if name == "any" { l.iter().any(|v| v.truthy()) } else { l.iter().all(|v| v.truthy()) })
+        }
+        "hex" | "oct" | "bin" => {
+            let Value::Int(i) = a.req(0, "x")? else {
+                return eval_err(format!("{name}() expects an int"), line);
+            };
+            let (sign, u) = if i < 0 { ("-", i.unsigned_abs()) } else { ("", i as u64) };
+            Value::str(match name {
+                "hex" => format!("{sign}0x{u:x}"),
+                "oct" => format!("{sign}0o{u:o}"),
+                _ => format!("{sign}0b{u:b}"),
+            })
+        }
+        "round" => {
+            let digits = a.opt_int(1, "ndigits")?;
+            match (a.req(0, "number")?, digits) {
+                (Value::Int(i), _) => Value::Int(i),
+                (Value::Float(f), None) => {
+                    let r = round_half_even(f);
+                    if !r.is_finite() || r.abs() >= 9.2e18 {
+                        return eval_err("cannot round a float this large to an int", line);
+                    }
+                    Value::Int(r as i64)
+                }
+                (Value::Float(f), Some(d)) => {
+                    let m = 10f64.powi(d.clamp(-300, 300) as i32);
+                    Value::Float(round_half_even(f * m) / m)
+                }
+                (other, _) => return eval_err(format!("round() expects a number, got {}", other.type_name()), line),
+            }
+        }
+        "ord" => {
+            let s = a.str(0, "c")?;
+            let mut cs = s.chars();
+            match (cs.next(), cs.next()) {
+                (Some(c), None) => Value::Int(c as i64),
+                _ => return eval_err("ord() expects a character", line),
+            }
+        }
+        "chr" => {
+            let Some(i) = a.opt_int(0, "i")? else {
+                return eval_err("chr() expects an int", line);
+            };
+            match u32::try_from(i).ok().and_then(char::from_u32) {
+                Some(c) => Value::str(c.to_string()),
+                None => return eval_err(format!("chr() arg {i} is not a valid Unicode code point"), line),
+            }
+        }
+        "multiplyof" => {
+            let (Some(x), Some(y)) = (a.opt_int(0, "a")?, a.opt_int(1, "b")?) else {
+                return eval_err("multiplyof() expects two ints", line);
+            };
+            Value::Bool(y != 0 && x % y == 0)
+        }
+        "isnullish" => Value::Bool(a.req(0, "x")?.is_none_like()),
+        "option" => {
+            let key = a.str(0, "key")?;
+            let required = a.flag(2, "required");
+            match it.options.get(&*key) {
+                Some(v) => v.clone(),
+                None => {
+                    if required {
+                        return eval_err(format!("option('{key}') must be initialized, try '-D {key}=?' argument"), line);
+                    }
+                    a.opt(3, "default").unwrap_or(Value::None)
+                }
+            }
+        }
+        other => return unsupported(format!("builtin {other}()"), line),
+    })
+}
+
+fn round_half_even(f: f64) -> f64 {
+    let r = f.round();
+    if (f - f.trunc()).abs() == 0.5 { 2.0 * (f / 2.0).round() } else { r }
+}
+
+fn overflow(line: u32) -> Error {
+    Error::Eval {
+        line,
+        msg: "integer overflow: the result does not fit in 64 bits".into(),
+    }
+}
+
+fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Result<Value, Error> {
+    let opt_chars = |a: &Args| -> Result<Option<Rc<str>>, Error> {
+        match a.opt(0, "chars") {
+            None | Some(Value::None) => Ok(None),
+            Some(Value::Str(c)) => Ok(Some(c)),
+            Some(o) => eval_err(format!("strip() expects a string, got {}", o.type_name()), line),
+        }
+    };
+    Ok(match m {
+        "lower" => Value::str(s.to_lowercase()),
+        "upper" => Value::str(s.to_uppercase()),
+        "capitalize" => {
+            let mut cs = s.chars();
+            Value::str(match cs.next() {
+                Some(c) => c.to_uppercase().collect::<String>() + &cs.as_str().to_lowercase(),
+                None => String::new(),
+            })
+        }
+        "title" => {
+            let mut out = String::new();
+            let mut prev_alpha = false;
+            for c in s.chars() {
+                if prev_alpha {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                prev_alpha = c.is_alphabetic();
+            }
+            Value::str(out)
+        }
+        "strip" | "lstrip" | "rstrip" => {
+            let chars = opt_chars(&a)?;
+            let pred = |c: char| match &chars {
+                Some(cs) => cs.contains(c),
+                None => c.is_whitespace(),
+            };
+            Value::str(match m {
+                "strip" => s.trim_matches(pred),
+                "lstrip" => s.trim_start_matches(pred),
+                _ => s.trim_end_matches(pred),
+            })
+        }
+        "split" | "rsplit" => {
+            let sep = match a.opt(0, "sep") {
+                None | Some(Value::None) => None,
+                Some(Value::Str(x)) => Some(x),
+                Some(o) => return eval_err(format!("split() expects a string separator, got {}", o.type_name()), line),
+            };
+            let maxsplit = a.opt_int(1, "maxsplit")?.filter(|n| *n >= 0).map(|n| n as usize);
+            let parts: Vec<String> = match (&sep, maxsplit) {
+                (Some(sep), _) if sep.is_empty() => return eval_err("empty separator", line),
+                (Some(sep), None) => s.split(&**sep).map(String::from).collect(),
+                (Some(sep), Some(n)) if m == "split" => s.splitn(n + 1, &**sep).map(String::from).collect(),
+                (Some(sep), Some(n)) => {
+                    let mut v: Vec<String> = s.rsplitn(n + 1, &**sep).map(String::from).collect();
+                    v.reverse();
+                    v
+                }
+                (None, None) => s.split_whitespace().map(String::from).collect(),
+                (None, Some(_)) => return unsupported("split() with maxsplit and no separator", line),
+            };
+            Value::list(parts.into_iter().map(Value::str).collect())
+        }
+        "splitlines" => Value::list(s.lines().map(Value::str).collect()),
+        "join" => {
+            let items = match a.req(0, "iterable")? {
+                Value::List(l) => l,
+                other => return eval_err(format!("join() expects a list, got {}", other.type_name()), line),
+            };
+            let mut parts = Vec::with_capacity(items.len());
+            for v in items.iter() {
+                match v {
+                    Value::Str(x) => parts.push(x.to_string()),
+                    other => return eval_err(format!("sequence item: expected str instance, {} found", other.type_name()), line),
+                }
+            }
+            let out = parts.join(s);
+            it.check_str(&out, line)?;
+            Value::str(out)
+        }
+        "replace" => {
+            let old = a.str(0, "old")?;
+            let new = a.str(1, "new")?;
+            let count = a.opt_int(2, "count")?;
+            let estimate = s.len() + new.len().saturating_mul(s.len() + 1);
+            if estimate > it.limits.max_str_len && !old.is_empty() {
+                let n = s.matches(&*old).count();
+                it.check_str(&"x".repeat(0), line)?;
+                if s.len() - n * old.len() + n * new.len() > it.limits.max_str_len {
+                    return Err(Error::Limit {
+                        line,
+                        msg: format!("a string is longer than {} bytes", it.limits.max_str_len),
+                    });
+                }
+            }
+            let out = match count {
+                Some(n) if n >= 0 => s.replacen(&*old, &new, n as usize),
+                _ => {
+                    if old.is_empty() {
+                        return unsupported("replace() of an empty string", line);
+                    }
+                    s.replace(&*old, &new)
+                }
+            };
+            it.check_str(&out, line)?;
+            Value::str(out)
+        }
+        "startswith" => Value::Bool(s.starts_with(&*a.str(0, "prefix")?)),
+        "endswith" => Value::Bool(s.ends_with(&*a.str(0, "suffix")?)),
+        "removeprefix" => {
+            let p = a.str(0, "prefix")?;
+            Value::str(s.strip_prefix(&*p).unwrap_or(s))
+        }
+        "removesuffix" => {
+            let p = a.str(0, "suffix")?;
+            Value::str(s.strip_suffix(&*p).unwrap_or(s))
+        }
+        "find" | "rfind" | "index" | "rindex" => {
+            let sub = a.str(0, "sub")?;
+            if a.len() > 1 {
+                return unsupported(format!("{m}() with start/end"), line);
+            }
+            let pos = if m.starts_with('r') { s.rfind(&*sub) } else { s.find(&*sub) };
+            match pos {
+                Some(p) => Value::Int(s[..p].chars().count() as i64),
+                None if m.ends_with("find") => Value::Int(-1),
+                None => return eval_err("substring not found", line),
+            }
+        }
+        "count" => {
+            let sub = a.str(0, "sub")?;
+            if sub.is_empty() {
+                Value::Int(s.chars().count() as i64 + 1)
+            } else {
+                Value::Int(s.matches(&*sub).count() as i64)
+            }
+        }
+        "format" => Value::str(format_str(s, &a, line)?),
+        "isdigit" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
+        "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
+        "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
+        "isspace" => Value::Bool(!s.is_empty() && s.chars().all(char::is_whitespace)),
+        "islower" => Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
+        "isupper" => Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
+        other => return unsupported(format!("str.{other}()"), line),
+    })
+}
+
+/// `"{} {name}".format(...)`: positional and named fields, no format specs.
+fn format_str(s: &str, a: &Args, line: u32) -> Result<String, Error> {
+    let mut out = String::new();
+    let mut auto = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '{' {
+            if chars.peek() == Some(&'{') {
+                chars.next();
+                out.push('{');
+                continue;
+            }
+            let mut field = String::new();
+            for d in chars.by_ref() {
+                if d == '}' {
+                    break;
+                }
+                field.push(d);
+            }
+            if field.contains(':') || field.contains('!') {
+                return unsupported("a format spec in str.format()", line);
+            }
+            let v = if field.is_empty() {
+                auto += 1;
+                a.pos.get(auto - 1).cloned()
+            } else if let Ok(i) = field.parse::<usize>() {
+                a.pos.get(i).cloned()
+            } else {
+                a.kw.iter().find(|(k, _)| *k == field).map(|(_, v)| v.clone())
+            };
+            match v {
+                Some(v) => out.push_str(&v.to_kcl_string()),
+                None => return eval_err(format!("format(): no argument for field {{{field}}}"), line),
+            }
+        } else if c == '}' {
+            if chars.peek() == Some(&'}') {
+                chars.next();
+            }
+            out.push('}');
+        } else {
+            out.push(c);
+        }
+    }
+    Ok(out)
+}
+
+/// Orders two values for `<`, `sorted`, `max`, `min`.
+pub(crate) fn compare(a: &Value, b: &Value, line: u32) -> Result<std::cmp::Ordering, Error> {
+    use std::cmp::Ordering;
+    Ok(match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            let (x, y) = (as_f64(a), as_f64(b));
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::List(x), Value::List(y)) => {
+            for (p, q) in x.iter().zip(y.iter()) {
+                let o = compare(p, q, line)?;
+                if o != Ordering::Equal {
+                    return Ok(o);
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => return eval_err(format!("'<' not supported between instances of '{}' and '{}'", a.type_name(), b.type_name()), line),
+    })
+}
+
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+/// A unary operator.
+pub fn unary(op: &str, v: &Value, line: u32) -> Result<Value, Error> {
+    Ok(match (op, v) {
+        ("not", v) => Value::Bool(!v.truthy()),
+        ("-", Value::Int(i)) => Value::Int(i.checked_neg().ok_or_else(|| overflow(line))?),
+        ("-", Value::Float(f)) => Value::Float(-f),
+        ("+", Value::Int(_) | Value::Float(_)) => v.clone(),
+        ("~", Value::Int(i)) => Value::Int(!i),
+        (op, v) => return eval_err(format!("bad operand type for unary {op}: '{}'", v.type_name()), line),
+    })
+}
+
+fn type_err<T>(op: &str, a: &Value, b: &Value, line: u32) -> Result<T, Error> {
+    eval_err(format!("unsupported operand type(s) for {op}: '{}' and '{}'", a.type_name(), b.type_name()), line)
+}
+
+/// A binary operator (not `and`/`or`, which short-circuit).
+pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Result<Value, Error> {
+    use Value::*;
+    let ov = || overflow(line);
+    Ok(match op {
+        "==" => Bool(equal(a, b)),
+        "!=" => Bool(!equal(a, b)),
+        "<" => Bool(compare(a, b, line)?.is_lt()),
+        "<=" => Bool(compare(a, b, line)?.is_le()),
+        ">" => Bool(compare(a, b, line)?.is_gt()),
+        ">=" => Bool(compare(a, b, line)?.is_ge()),
+        "in" | "not in" => {
+            let found = match b {
+                List(l) => l.iter().any(|x| equal(x, a)),
+                Dict(d) => match a {
+                    Str(k) => d.map.contains_key(&**k),
+                    _ => false,
+                },
+                Str(s) => match a {
+                    Str(sub) => s.contains(&**sub),
+                    _ => return type_err(op, a, b, line),
+                },
+                None | Undefined => false,
+                _ => return type_err(op, a, b, line),
+            };
+            Bool(found == (op == "in"))
+        }
+        "is" | "is not" => {
+            let same = match (a, b) {
+                (None, None) | (Undefined, Undefined) => true,
+                (Bool(x), Bool(y)) => x == y,
+                (Int(x), Int(y)) => x == y,
+                (Str(x), Str(y)) => x == y,
+                (Float(x), Float(y)) => x == y,
+                _ => false,
+            };
+            Bool(same == (op == "is"))
+        }
+        "+" => match (a, b) {
+            (Int(x), Int(y)) => Int(x.checked_add(*y).ok_or_else(ov)?),
+            (Int(_) | Float(_), Int(_) | Float(_)) => Float(as_f64(a) + as_f64(b)),
+            (Str(x), Str(y)) => {
+                let s = format!("{x}{y}");
+                it.check_str(&s, line)?;
+                Value::str(s)
+            }
+            (List(x), List(y)) => {
+                it.check_len(x.len() + y.len(), line)?;
+                let mut l = (**x).clone();
+                l.extend(y.iter().cloned());
+                Value::list(l)
+            }
+            _ => return type_err(op, a, b, line),
+        },
+        "-" => match (a, b) {
+            (Int(x), Int(y)) => Int(x.checked_sub(*y).ok_or_else(ov)?),
+            (Int(_) | Float(_), Int(_) | Float(_)) => Float(as_f64(a) - as_f64(b)),
+            _ => return type_err(op, a, b, line),
+        },
+        "*" => match (a, b) {
+            (Int(x), Int(y)) => Int(x.checked_mul(*y).ok_or_else(ov)?),
+            (Int(_) | Float(_), Int(_) | Float(_)) => Float(as_f64(a) * as_f64(b)),
+            (Str(s), Int(n)) | (Int(n), Str(s)) => {
+                let n = (*n).max(0) as usize;
+                if s.len().saturating_mul(n) > it.limits.max_str_len {
+                    return Err(Error::Limit {
+                        line,
+                        msg: format!("a string is longer than {} bytes", it.limits.max_str_len),
+                    });
+                }
+                Value::str(s.repeat(n))
+            }
+            (List(l), Int(n)) | (Int(n), List(l)) => {
+                let n = (*n).max(0) as usize;
+                it.check_len(l.len().saturating_mul(n), line)?;
+                let mut out = Vec::with_capacity(l.len() * n);
+                for _ in 0..n {
+                    out.extend(l.iter().cloned());
+                }
+                Value::list(out)
+            }
+            _ => return type_err(op, a, b, line),
+        },
+        "/" => match (a, b) {
+            (Int(_) | Float(_), Int(_) | Float(_)) => {
+                let d = as_f64(b);
+                if d == 0.0 {
+                    return eval_err("division by zero", line);
+                }
+                Float(as_f64(a) / d)
+            }
+            _ => return type_err(op, a, b, line),
+        },
+        "//" => match (a, b) {
+            (Int(x), Int(y)) => {
+                if *y == 0 {
+                    return eval_err("integer division by zero", line);
+                }
+                if *x == i64::MIN && *y == -1 {
+                    return Err(ov());
+                }
+                floor_div(*x, *y)
+            }
+            (Int(_) | Float(_), Int(_) | Float(_)) => {
+                let d = as_f64(b);
+                if d == 0.0 {
+                    return eval_err("float division by zero", line);
+                }
+                Float((as_f64(a) / d).floor())
+            }
+            _ => return type_err(op, a, b, line),
+        },
+        "%" => match (a, b) {
+            (Int(x), Int(y)) => {
+                if *y == 0 {
+                    return eval_err("integer modulo by zero", line);
+                }
+                let r = x.checked_rem(*y).ok_or_else(ov)?;
+                Int(if r != 0 && ((r < 0) != (*y < 0)) { r + y } else { r })
+            }
+            (Int(_) | Float(_), Int(_) | Float(_)) => {
+                let (x, y) = (as_f64(a), as_f64(b));
+                if y == 0.0 {
+                    return eval_err("float modulo by zero", line);
+                }
+                let r = x % y;
+                Float(if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r })
+            }
+            _ => return type_err(op, a, b, line),
+        },
+        "**" => match (a, b) {
+            (Int(x), Int(y)) if *y >= 0 => {
+                let e = u32::try_from(*y).map_err(|_| ov())?;
+                Int(x.checked_pow(e).ok_or_else(ov)?)
+            }
+            (Int(_), Int(_)) => return unsupported("a negative integer exponent", line),
+            (Int(_) | Float(_), Int(_) | Float(_)) => Float(as_f64(a).powf(as_f64(b))),
+            _ => return type_err(op, a, b, line),
+        },
+        "<<" | ">>" | "&" | "^" if matches!((a, b), (Int(_), Int(_))) => {
+            let (Int(x), Int(y)) = (a, b) else { unreachable!() };
+            match op {
+                "<<" => {
+                    let s = u32::try_from(*y).ok().filter(|s| *s < 64).ok_or_else(ov)?;
+                    let r = x.checked_shl(s).ok_or_else(ov)?;
+                    if (r >> s) != *x {
+                        return Err(ov());
+                    }
+                    Int(r)
+                }
+                ">>" => Int(x >> (*y).clamp(0, 63)),
+                "&" => Int(x & y),
+                _ => Int(x ^ y),
+            }
+        }
+        "|" => match (a, b) {
+            (Int(x), Int(y)) => Int(x | y),
+            (Dict(_), Dict(_)) => unify(a, b, "", line)?,
+            (None | Undefined, _) => b.clone(),
+            (_, None | Undefined) => a.clone(),
+            (List(_), List(_)) => return unsupported("`|` of two lists", line),
+            _ => return type_err(op, a, b, line),
+        },
+        _ => return type_err(op, a, b, line),
+    })
+}
+
+/// Python's floor division of ints.
+fn floor_div(x: i64, y: i64) -> Value {
+    let q = x.wrapping_div(y);
+    let r = x.wrapping_rem(y);
+    Value::Int(if r != 0 && ((r < 0) != (y < 0)) { q - 1 } else { q })
+}
+
+/// KCL's JSON text of a value (`json.encode`, `${x: #json}`): `", "` and
+/// `": "` separators, or an indented form.
+pub fn json_encode(v: &Value, indent: Option<usize>, line: u32) -> Result<String, Error> {
+    let mut out = String::new();
+    write_json(v, indent, 0, &mut out, line)?;
+    Ok(out)
+}
+
+fn write_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String, line: u32) -> Result<(), Error> {
+    let nl = |out: &mut String, level: usize| {
+        if let Some(n) = indent {
+            out.push('\n');
+            out.push_str(&" ".repeat(n * level));
+        }
+    };
+    match v {
+        Value::None | Value::Undefined => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => out.push_str(&i.to_string()),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return unsupported("a non-finite float in JSON", line);
+            }
+            out.push_str(&float_str(*f))
+        }
+        Value::Str(s) => out.push_str(&serde_json::Value::String(s.to_string()).to_string()),
+        Value::List(l) => {
+            out.push('[');
+            for (i, x) in l.iter().filter(|x| x.is_data()).enumerate() {
+                if i > 0 {
+                    out.push_str(if indent.is_some() { "," } else { ", " });
+                }
+                nl(out, level + 1);
+                write_json(x, indent, level + 1, out, line)?;
+            }
+            if !l.is_empty() {
+                nl(out, level);
+            }
+            out.push(']');
+        }
+        Value::Dict(d) => {
+            out.push('{');
+            let mut first = true;
+            for (k, x) in d.map.iter().filter(|(_, x)| x.is_data() && !matches!(x, Value::Undefined)) {
+                if !first {
+                    out.push_str(if indent.is_some() { "," } else { ", " });
+                }
+                first = false;
+                nl(out, level + 1);
+                out.push_str(&serde_json::Value::String(k.clone()).to_string());
+                out.push_str(": ");
+                write_json(x, indent, level + 1, out, line)?;
+            }
+            if !first {
+                nl(out, level);
+            }
+            out.push('}');
+        }
+        other => return eval_err(format!("{} is not JSON serializable", other.type_name()), line),
+    }
+    Ok(())
+}
+
+/// `b[lo:hi:step]` of a list or string, Python's way.
+pub fn slice(b: &Value, p: [Option<i64>; 3], line: u32) -> Result<Value, Error> {
+    let step = p[2].unwrap_or(1);
+    if step == 0 {
+        return eval_err("slice step cannot be zero", line);
+    }
+    let pick = |len: usize| -> Vec<usize> {
+        let len = len as i64;
+        let norm = |i: i64, lo: i64, hi: i64| {
+            let i = if i < 0 { i + len } else { i };
+            i.clamp(lo, hi)
+        };
+        let mut out = Vec::new();
+        if step > 0 {
+            let start = p[0].map(|i| norm(i, 0, len)).unwrap_or(0);
+            let stop = p[1].map(|i| norm(i, 0, len)).unwrap_or(len);
+            let mut i = start;
+            while i < stop {
+                out.push(i as usize);
+                i += step;
+            }
+        } else {
+            let start = p[0].map(|i| norm(i, -1, len - 1)).unwrap_or(len - 1);
+            let stop = p[1].map(|i| norm(i, -1, len - 1)).unwrap_or(-1);
+            let mut i = start;
+            while i > stop {
+                out.push(i as usize);
+                i += step;
+            }
+        }
+        out
+    };
+    Ok(match b {
+        Value::List(l) => Value::list(pick(l.len()).into_iter().map(|i| l[i].clone()).collect()),
+        Value::Str(s) => {
+            let cs: Vec<char> = s.chars().collect();
+            Value::str(pick(cs.len()).into_iter().map(|i| cs[i]).collect::<String>())
+        }
+        other => return eval_err(format!("'{}' object is not sliceable", other.type_name()), line),
+    })
+}

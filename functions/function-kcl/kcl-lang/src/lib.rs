@@ -1,0 +1,66 @@
+//! `xfn-kcl`: an interpreter of KCL, the configuration language, written
+//! for xfn's function-kcl. It follows the language of KCL v0.12.3 (the
+//! `kcl-lang.io/lib` that function-kcl v0.12.2 embeds) and runs natively and
+//! in `wasm32-wasip2`.
+//!
+//! What it does not implement fails with [`Error::Unsupported`], naming the
+//! feature and the line, never with a wrong value. Every run is bounded by
+//! [`Limits`]: steps, call depth, string and collection sizes, and the
+//! nesting of the source.
+//!
+//! ```
+//! let out = xfn_kcl::run("a = 1\nb = {x: a + 1}\n", &xfn_kcl::RunOptions::default()).unwrap();
+//! assert_eq!(out.values["b"].canonical(), r#"{"x":2}"#);
+//! ```
+
+mod ast;
+mod builtins;
+mod error;
+mod eval;
+mod lexer;
+mod parser;
+mod stdlib;
+mod value;
+
+use std::collections::HashMap;
+
+pub use error::Error;
+pub use eval::Limits;
+pub use value::{Dict, Map, Value};
+
+/// The KCL version whose language this interpreter follows.
+pub const KCL_VERSION: &str = "0.12.3";
+
+/// What a run is given besides the source.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The values `option(key)` returns.
+    pub options: HashMap<String, Value>,
+    /// The run's bounds.
+    pub limits: Limits,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The program's public top-level values, in the order they were set.
+    pub values: Map,
+    /// What `print()` wrote.
+    pub printed: String,
+}
+
+/// Parses and runs a program.
+pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
+    let prog = parser::parse_program(src)?;
+    let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
+    let values = it.run(&prog)?;
+    Ok(Output {
+        values,
+        printed: std::mem::take(&mut it.printed),
+    })
+}
+
+/// Parses a program without running it (a syntax check).
+pub fn check_syntax(src: &str) -> Result<(), Error> {
+    parser::parse_program(src).map(|_| ())
+}

@@ -1,0 +1,256 @@
+//! Differential test: the same programs through xfn-kcl and through the
+//! reference KCL (PyPI's `kcl-lib`, run by `tests/reference.py`), compared
+//! value for value (ints and floats apart, dict order kept, error or not).
+//!
+//! Programs: the table in `tests/programs/*.k`, and the inline KCL programs
+//! of the corpus's Compositions (`../shared/corpus`, the `spec.source` of
+//! function-kcl steps), each run with its Composition's example XR as
+//! `option("params").oxr`.
+//!
+//! The reference runs in the Python that `XFN_KCL_PYTHON` names, or the
+//! repository's `.venv/bin/python` (`make venv` installs `kcl-lib` there);
+//! without it the test says so and skips. It prints the counts: compared,
+//! equal, unsupported (by feature) and different. A difference fails the
+//! test unless `tests/known-differences.txt` lists it with its reason.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value as J, json};
+use xfn_kcl::{Error, RunOptions, Value};
+
+struct Program {
+    name: String,
+    source: String,
+    /// `option()` values, as JSON text.
+    options: BTreeMap<String, String>,
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..")
+}
+
+fn python() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("XFN_KCL_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let venv = repo_root().join(".venv/bin/python");
+    venv.exists().then_some(venv)
+}
+
+fn table() -> Vec<Program> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("tests/programs").flatten().map(|e| e.path()).collect();
+    files.sort();
+    files
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "k"))
+        .map(|p| {
+            let source = std::fs::read_to_string(&p).expect("read program");
+            // `# option NAME=JSON` lines give option() values.
+            let options = source
+                .lines()
+                .filter_map(|l| l.strip_prefix("# option "))
+                .filter_map(|l| l.split_once('='))
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .collect();
+            Program {
+                name: format!("table/{}", p.file_name().and_then(|n| n.to_str()).unwrap_or_default()),
+                source,
+                options,
+            }
+        })
+        .collect()
+}
+
+/// The corpus's inline function-kcl programs with their example XRs.
+fn corpus() -> Vec<Program> {
+    let root = repo_root().join("../shared/corpus");
+    let Ok(index) = std::fs::read_to_string(root.join("index.json")) else {
+        eprintln!("differential: ../shared/corpus is absent; corpus programs skipped");
+        return vec![];
+    };
+    let index: J = serde_json::from_str(&index).expect("index.json");
+    let mut out = Vec::new();
+    for e in index["entries"].as_array().into_iter().flatten() {
+        let Some(fns) = e["fns"].as_array() else { continue };
+        let refs: Vec<&str> = fns
+            .iter()
+            .filter(|f| f["canon"] == "function-kcl" && f["source"] == "kcl:inline")
+            .filter_map(|f| f["step"].as_str())
+            .collect();
+        if refs.is_empty() {
+            continue;
+        }
+        let dir = root.join(e["dir"].as_str().unwrap_or_default());
+        let Ok(text) = std::fs::read_to_string(dir.join(e["file"].as_str().unwrap_or_default())) else { continue };
+        let name = e["name"].as_str();
+        let mut comp = None;
+        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+            let Ok(v) = <J as serde::Deserialize>::deserialize(doc) else { continue };
+            if v["kind"] == "Composition" && (name.is_none() || v["metadata"]["name"].as_str() == name) {
+                comp = Some(v);
+                break;
+            }
+        }
+        let Some(comp) = comp else { continue };
+        let xr = e["xr"]
+            .as_str()
+            .and_then(|x| std::fs::read_to_string(dir.join(x)).ok())
+            .and_then(|t| serde_yaml_ng::Deserializer::from_str(&t).filter_map(|d| <J as serde::Deserialize>::deserialize(d).ok()).find(|d| d.is_object()));
+        let Some(xr) = xr else { continue };
+        for step in comp["spec"]["pipeline"].as_array().into_iter().flatten() {
+            let Some(step_name) = step["step"].as_str() else { continue };
+            if !refs.contains(&step_name) {
+                continue;
+            }
+            let Some(src) = step["input"]["spec"]["source"].as_str() else { continue };
+            let mut params = serde_json::Map::new();
+            if let Some(p) = step["input"]["spec"]["params"].as_object() {
+                params.extend(p.clone());
+            }
+            params.insert("oxr".into(), xr.clone());
+            params.insert("dxr".into(), json!({"apiVersion": xr["apiVersion"], "kind": xr["kind"]}));
+            for k in ["ocds", "dcds", "ctx", "extraResources", "requiredResources"] {
+                params.insert(k.into(), json!({}));
+            }
+            let options = BTreeMap::from([
+                ("params".to_string(), J::Object(params).to_string()),
+                ("items".to_string(), "[]".to_string()),
+            ]);
+            out.push(Program {
+                name: format!("corpus/{}/{}#{}:{}", e["dir"].as_str().unwrap_or_default(), e["file"].as_str().unwrap_or_default(), name.unwrap_or_default(), step_name),
+                source: src.to_string(),
+                options,
+            });
+        }
+    }
+    out
+}
+
+/// Runs the programs through the reference; `None` (with the reason) when it is unavailable.
+fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, String>>, String> {
+    let Some(py) = python() else {
+        return Err("no Python with kcl-lib: run `make venv` (or set XFN_KCL_PYTHON)".into());
+    };
+    let input: Vec<J> = programs.iter().map(|p| json!({"name": p.name, "source": p.source, "options": p.options})).collect();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference.py");
+    let mut child = Command::new(&py)
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", py.display()))?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(J::Array(input).to_string().as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.code() == Some(3) {
+        return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
+    }
+    if !out.status.success() {
+        panic!("reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let results: Vec<J> = serde_json::from_slice(&out.stdout).expect("reference output");
+    Ok(results
+        .into_iter()
+        .map(|r| {
+            let name = r["name"].as_str().unwrap_or_default().to_string();
+            let res = match r["ok"].as_str() {
+                Some(ok) => Ok(ok.to_string()),
+                None => Err(r["error"].as_str().unwrap_or_default().to_string()),
+            };
+            (name, res)
+        })
+        .collect())
+}
+
+fn ours(p: &Program) -> Result<String, Error> {
+    let mut opts = RunOptions::default();
+    for (k, v) in &p.options {
+        let j: J = serde_json::from_str(v).expect("option JSON");
+        opts.options.insert(k.clone(), Value::from_json(&j));
+    }
+    let out = xfn_kcl::run(&p.source, &opts)?;
+    Ok(Value::dict(out.values).canonical())
+}
+
+fn known_differences() -> HashMap<String, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/known-differences.txt");
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once(" -- "))
+        .map(|(n, r)| (n.trim().to_string(), r.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn differential_against_reference_kcl() {
+    let mut programs = table();
+    programs.extend(corpus());
+    let reference = match reference(&programs) {
+        Ok(r) => r,
+        Err(why) => {
+            eprintln!("differential test SKIPPED: {why}");
+            return;
+        }
+    };
+    let known = known_differences();
+    let (mut equal, mut unsupported, mut different) = (0, BTreeMap::<String, Vec<String>>::new(), Vec::new());
+    let mut both_error = 0;
+    for p in &programs {
+        let theirs = &reference[&p.name];
+        let mine = ours(p);
+        match (&mine, theirs) {
+            (Err(Error::Unsupported { feature, .. }), _) => {
+                unsupported.entry(feature.clone()).or_default().push(p.name.clone());
+            }
+            (Ok(a), Ok(b)) if a == b => equal += 1,
+            (Err(_), Err(_)) => {
+                equal += 1;
+                both_error += 1;
+            }
+            _ => different.push((p.name.clone(), mine, theirs.clone())),
+        }
+    }
+    let n_unsupported: usize = unsupported.values().map(Vec::len).sum();
+    eprintln!(
+        "differential: {} compared, {} equal ({} of them an error on both sides), {} unsupported, {} different",
+        programs.len(),
+        equal,
+        both_error,
+        n_unsupported,
+        different.len()
+    );
+    for (feature, names) in &unsupported {
+        eprintln!("  unsupported: {feature}: {}", names.join(", "));
+    }
+    let mut unexplained = Vec::new();
+    for (name, mine, theirs) in &different {
+        let short = |s: String| s.chars().take(600).collect::<String>();
+        let mine = short(match mine {
+            Ok(v) => v.clone(),
+            Err(e) => format!("error: {e}"),
+        });
+        let theirs = short(match theirs {
+            Ok(v) => v.clone(),
+            Err(e) => format!("error: {e}"),
+        });
+        match known.get(name) {
+            Some(reason) => eprintln!("  different (known: {reason}): {name}"),
+            None => {
+                eprintln!("  DIFFERENT: {name}\n    xfn-kcl:   {mine}\n    reference: {theirs}");
+                unexplained.push(name.clone());
+            }
+        }
+    }
+    assert!(unexplained.is_empty(), "{} programs differ from the reference KCL: {unexplained:?}", unexplained.len());
+}
