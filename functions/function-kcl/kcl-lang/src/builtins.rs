@@ -9,7 +9,7 @@ use crate::value::{Map, Value, equal, float_str};
 
 const BUILTINS: &[&str] = &[
     "print", "len", "str", "int", "float", "bool", "list", "dict", "abs", "max", "min", "sum", "sorted", "range", "typeof",
-    "isunique", "zip", "any", "all", "hex", "oct", "bin", "round", "ord", "chr", "option", "multiplyof", "isnullish",
+    "isunique", "zip", "any", "all", "any_true", "all_true", "pow", "hex", "oct", "bin", "round", "ord", "option", "multiplyof", "isnullish",
 ];
 
 const STR_METHODS: &[&str] = &[
@@ -117,7 +117,8 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             Value::None
         }
         "len" => match a.req(0, "x")? {
-            Value::Str(s) => Value::Int(s.chars().count() as i64),
+            // KCL counts a string's bytes.
+            Value::Str(s) => Value::Int(s.len() as i64),
             Value::List(l) => Value::Int(l.len() as i64),
             Value::Dict(d) => Value::Int(d.map.len() as i64),
             other => return eval_err(format!("object of type '{}' has no len()", other.type_name()), line),
@@ -135,21 +136,11 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                 }
                 Value::Bool(b) => Value::Int(b as i64),
                 Value::Str(s) => {
-                    let t = s.trim().replace('_', "");
-                    let (neg, t) = match t.strip_prefix('-') {
-                        Some(r) => (true, r.to_string()),
-                        None => (false, t.strip_prefix('+').unwrap_or(&t).to_string()),
-                    };
-                    let (radix, digits) = match (base, t.get(..2)) {
-                        (16 | 0, Some("0x" | "0X")) => (16, &t[2..]),
-                        (8 | 0, Some("0o" | "0O")) => (8, &t[2..]),
-                        (2 | 0, Some("0b" | "0B")) => (2, &t[2..]),
-                        (0, _) => (10, t.as_str()),
-                        (b, _) => (b as u32, t.as_str()),
-                    };
-                    match i64::from_str_radix(digits, radix) {
-                        Ok(n) => Value::Int(if neg { -n } else { n }),
-                        Err(_) => return eval_err(format!("invalid literal for int() with base {base}: '{s}'"), line),
+                    // As KCL: the digits in the base, no 0x/0o/0b prefix.
+                    let radix = u32::try_from(base).ok().filter(|b| (2..=36).contains(b));
+                    match radix.and_then(|r| i64::from_str_radix(&s, r).ok()) {
+                        Some(n) => Value::Int(n),
+                        None => return eval_err(format!("invalid literal for int() with base {base}: '{s}'"), line),
                     }
                 }
                 other => return eval_err(format!("int() argument must be a string or a number, not '{}'", other.type_name()), line),
@@ -290,6 +281,12 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
             Value::list((0..n).map(|i| Value::list(lists.iter().map(|l| l[i].clone()).collect())).collect())
         }
+        "any_true" | "all_true" => {
+            let Value::List(l) = a.req(0, "x")? else {
+                return eval_err(format!("{name}() expects a list"), line);
+            };
+            Value::Bool(if name == "any_true" { l.iter().any(|v| v.truthy()) } else { l.iter().all(|v| v.truthy()) })
+        }
         "any" | "all" => {
             let Value::List(l) = a.req(0, "x")? else {
                 return eval_err(format!("{name}() expects a list"), line);
@@ -333,14 +330,10 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                 _ => return eval_err("ord() expects a character", line),
             }
         }
-        "chr" => {
-            let Some(i) = a.opt_int(0, "i")? else {
-                return eval_err("chr() expects an int", line);
-            };
-            match u32::try_from(i).ok().and_then(char::from_u32) {
-                Some(c) => Value::str(c.to_string()),
-                None => return eval_err(format!("chr() arg {i} is not a valid Unicode code point"), line),
-            }
+        "pow" => {
+            let x = a.req(0, "x")?;
+            let y = a.req(1, "y")?;
+            binary(it, "**", &x, &y, line)?
         }
         "multiplyof" => {
             let (Some(x), Some(y)) = (a.opt_int(0, "a")?, a.opt_int(1, "b")?) else {

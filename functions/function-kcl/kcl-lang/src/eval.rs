@@ -50,6 +50,9 @@ pub struct Interp {
     modules: HashMap<String, String>,
     /// Text printed by `print()`.
     pub(crate) printed: String,
+    /// The output document: public top-level variables and the entries of
+    /// top-level config expressions, in the order they were set.
+    doc: Map,
 }
 
 impl Interp {
@@ -65,21 +68,28 @@ impl Interp {
             depth: 0,
             modules: HashMap::new(),
             printed: String::new(),
+            doc: Map::new(),
         }
     }
 
     /// Runs a program; its output is the top-level variables that are
     /// public (not `_`-prefixed) data, in the order they were first set.
     pub fn run(&mut self, prog: &[Stmt]) -> Result<Map, Error> {
+        check_immutable(prog, &mut HashMap::new())?;
         for s in prog {
             self.stmt(s)?;
         }
         let mut out = Map::new();
-        for (k, v) in &self.globals {
-            if k.starts_with('_') || !v.is_data() || matches!(v, Value::Undefined) {
+        for (k, v) in std::mem::take(&mut self.doc) {
+            // A variable's entry holds its last value.
+            let v = match self.globals.get(&k) {
+                Some(g) if self.assigned.contains(&k) => g.clone(),
+                _ => v,
+            };
+            if k.starts_with('_') && self.assigned.contains(&k) || !v.is_data() || matches!(v, Value::Undefined) {
                 continue;
             }
-            out.insert(k.clone(), v.clone());
+            out.insert(k, v);
         }
         Ok(out)
     }
@@ -187,10 +197,18 @@ impl Interp {
             StmtKind::TypeAlias(..) => return unsupported("type alias", s.line),
             StmtKind::Expr(e) => {
                 let v = self.expr(e)?;
-                if self.locals.is_empty() && v.is_data() && !v.is_none_like() && !matches!(e.kind, ExprKind::Str(_) | ExprKind::Call(..)) {
-                    // A bare value at top level is KCL's "expression
-                    // statement" output, which this interpreter does not emit.
-                    return unsupported("a top-level expression statement with a value", s.line);
+                if self.locals.is_empty() && !v.is_none_like() {
+                    match v {
+                        // A config at top level adds its entries to the output.
+                        Value::Dict(d) => {
+                            for (k, x) in &d.map {
+                                self.doc.insert(k.clone(), x.clone());
+                            }
+                        }
+                        Value::Str(_) if matches!(e.kind, ExprKind::Str(_)) && self.doc.is_empty() => {}
+                        Value::Func(_) | Value::Schema(_) | Value::Module(_) | Value::Bool(_) => {}
+                        _ => return unsupported("a top-level expression statement that is not a config (a YAML stream)", s.line),
+                    }
                 }
             }
         }
@@ -244,6 +262,9 @@ impl Interp {
             return eval_err(format!("Can not change the value of '{n}', because it was declared immutable"), line);
         }
         self.assigned.insert(n.to_string());
+        if !n.starts_with('_') {
+            self.doc.insert(n.to_string(), v.clone());
+        }
         self.globals.insert(n.to_string(), v);
         Ok(())
     }
@@ -286,6 +307,7 @@ impl Interp {
                             match spec.as_deref() {
                                 None => s.push_str(&v.to_kcl_string()),
                                 Some("#json") => s.push_str(&builtins::json_encode(&v, None, line)?),
+                                Some("#yaml") => s.push_str(&crate::yaml::encode(&v, line)?),
                                 Some(other) => return unsupported(format!("string interpolation format {other:?}"), line),
                             }
                         }
@@ -301,12 +323,10 @@ impl Interp {
             }
             ExprKind::Config(entries) => {
                 let mut evaluated = Vec::new();
-                self.entries(entries, &mut evaluated)?;
-                let mut map = Map::new();
-                for (path, op, v, l) in evaluated {
-                    apply_entry(&mut map, &path, op, v, l)?;
-                    self.check_len(map.len(), line)?;
-                }
+                self.locals.push(Map::new());
+                let r = self.entries(entries, &mut evaluated);
+                let map = self.locals.pop().unwrap_or_default();
+                r?;
                 Value::dict(map)
             }
             ExprKind::ListComp(body, fors) => {
@@ -445,7 +465,10 @@ impl Interp {
                 let entries = match &cfg.kind {
                     ExprKind::Config(es) => {
                         let mut out = Vec::new();
-                        self.entries(es, &mut out)?;
+                        self.locals.push(Map::new());
+                        let r = self.entries(es, &mut out);
+                        self.locals.pop();
+                        r?;
                         out
                     }
                     _ => return unsupported("a schema instantiated with a comprehension", line),
@@ -499,11 +522,17 @@ impl Interp {
                         },
                     };
                     let v = self.expr(value)?;
+                    // Later entries see the keys set so far by name.
+                    let frame = self.frame(*line)?;
+                    apply_entry(frame, &path, *op, v.clone(), *line)?;
+                    let n = frame.len();
+                    self.check_len(n, *line)?;
                     out.push((path, *op, v, *line));
                 }
                 Entry::Unpack(e) => match self.expr(e)? {
                     Value::Dict(d) => {
                         for (k, v) in &d.map {
+                            apply_entry(self.frame(e.line)?, std::slice::from_ref(k), EntryOp::Union, v.clone(), e.line)?;
                             out.push((vec![k.clone()], EntryOp::Union, v.clone(), e.line));
                         }
                     }
@@ -859,6 +888,10 @@ impl Interp {
             map,
             schema: Some(st.clone()),
         })))
+    }
+
+    fn frame(&mut self, line: u32) -> Result<&mut Map, Error> {
+        self.attrs_mut(line)
     }
 
     fn attrs_mut(&mut self, line: u32) -> Result<&mut Map, Error> {
@@ -1228,4 +1261,42 @@ pub(crate) fn unify(a: &Value, b: &Value, key: &str, line: u32) -> Result<Value,
             line,
         ),
     }
+}
+
+/// KCL's immutability of public top-level variables, checked before the
+/// program runs as KCL's compiler does: a public name may be assigned at
+/// one place only (branches of an `if` count as places).
+fn check_immutable(prog: &[Stmt], seen: &mut HashMap<String, u32>) -> Result<(), Error> {
+    for s in prog {
+        let mut names: Vec<&str> = Vec::new();
+        match &s.kind {
+            StmtKind::Assign(targets, _, _) => {
+                for t in targets {
+                    match t {
+                        Target::Name(n) => names.push(n),
+                        Target::Path(..) => {}
+                    }
+                }
+            }
+            StmtKind::AugAssign(Target::Name(n), _, _) => names.push(n),
+            StmtKind::Attr { name, .. } => names.push(name),
+            StmtKind::If(arms) => {
+                for (_, body) in arms {
+                    check_immutable(body, seen)?;
+                }
+            }
+            _ => {}
+        }
+        for n in names {
+            if n.starts_with('_') {
+                continue;
+            }
+            if let Some(first) = seen.get(n) {
+                let _ = first;
+                return eval_err(format!("Can not change the value of '{n}', because it was declared immutable"), s.line);
+            }
+            seen.insert(n.to_string(), s.line);
+        }
+    }
+    Ok(())
 }

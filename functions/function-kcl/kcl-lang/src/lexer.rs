@@ -356,10 +356,11 @@ fn string(c: &[char], line: u32, col: u32) -> Result<(Tok, usize, u32, u32), Err
                     if depth == 0 {
                         break;
                     }
-                } else if d == '\n' && !triple {
+                } else if (d == '\n' || d == q) && !triple {
+                    // KCL reads a string's end before its interpolations.
                     return Err(Error::Syntax {
                         line: cur_line,
-                        msg: "unterminated ${...} in string".into(),
+                        msg: "invalid joined string: a ${...} holds the string's quote or a line break".into(),
                     });
                 }
                 expr.push(d);

@@ -21,6 +21,7 @@ mod lexer;
 mod parser;
 mod stdlib;
 mod value;
+mod yaml;
 
 use std::collections::HashMap;
 

@@ -524,9 +524,9 @@ impl Parser {
                     if p.at_op("}") {
                         return Ok((Type::Any, Type::Any));
                     }
-                    let k = p.ty()?;
+                    let k = if p.at_op(":") { Type::Any } else { p.ty()? };
                     p.expect_op(":")?;
-                    let v = p.ty()?;
+                    let v = if p.at_op("}") { Type::Any } else { p.ty()? };
                     Ok((k, v))
                 })?;
                 self.expect_op("}")?;
@@ -570,9 +570,6 @@ impl Parser {
     }
 
     fn ternary(&mut self) -> Result<Expr, Error> {
-        if self.at_name("lambda") {
-            return self.lambda();
-        }
         let e = self.or_expr()?;
         if self.can_continue() && self.at_name("if") {
             let line = self.line();
@@ -1100,7 +1097,7 @@ impl Parser {
             if !p.at_op("**") && !p.at_name("if") {
                 let save = p.pos;
                 if let Ok(k) = p.with_nl(false, |p| p.or_expr()) {
-                    if p.eat_op(":") {
+                    if p.eat_op(":") || p.eat_op("=") {
                         if let Ok(v) = p.with_nl(false, |p| p.expr()) {
                             if p.at_name("for") {
                                 let fors = p.with_nl(false, |p| p.comp_fors())?;
@@ -1159,7 +1156,7 @@ impl Parser {
                         self.expect_op(":")?;
                         let same = !self.peek().first;
                         arms.push((Some(cond), self.entries(Some((col, same)))?));
-                    } else if self.peek().col == col && self.at_name("else") && matches!(self.peek_at(1).tok, Tok::Op(":")) && !matches!(self.peek_at(2).tok, Tok::Op(_)) | self.peek_at(2).first {
+                    } else if self.peek().col == col && self.at_name("else") && matches!(self.peek_at(1).tok, Tok::Op(":")) {
                         self.pos += 1;
                         self.expect_op(":")?;
                         let same = !self.peek().first;

@@ -65,7 +65,8 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
     Ok(match name {
         "regex.match" => {
             let s = a.str(0, "string")?;
-            let re = compile(&format!("^(?:{})", a.str(1, "pattern")?), line)?;
+            // KCL's regex.match finds the pattern anywhere, as search does.
+            let re = compile(&a.str(1, "pattern")?, line)?;
             Value::Bool(re.is_match(&s))
         }
         "regex.search" => {
@@ -176,13 +177,9 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
             let mut out = String::new();
             for (i, d) in docs.iter().enumerate() {
                 if i > 0 {
-                    out.push_str("---\n");
+                    out.push_str("\n---\n");
                 }
-                let y = value_to_yaml(d, line)?;
-                match serde_yaml_ng::to_string(&y) {
-                    Ok(t) => out.push_str(&t),
-                    Err(e) => return eval_err(format!("yaml.encode: {e}"), line),
-                }
+                out.push_str(&crate::yaml::encode(d, line)?);
             }
             it.check_str(&out, line)?;
             Value::str(out)
@@ -262,7 +259,17 @@ fn math(name: &str, a: &Args, line: u32) -> Result<Value, Error> {
         "math.isinf" => Value::Bool(num(x, line)?.is_infinite()),
         "math.isnan" => Value::Bool(num(x, line)?.is_nan()),
         "math.pow" => {
-            let y = num(a.req(1, "y")?, line)?;
+            let y = a.req(1, "y")?;
+            if let (Value::Int(b), Value::Int(e)) = (&x, &y) {
+                if *e >= 0 {
+                    let e = u32::try_from(*e).ok();
+                    return match e.and_then(|e| b.checked_pow(e)) {
+                        Some(r) => Ok(Value::Int(r)),
+                        None => eval_err("integer overflow in math.pow", line),
+                    };
+                }
+            }
+            let y = num(y, line)?;
             Value::Float(num(x, line)?.powf(y))
         }
         "math.log" => {
@@ -290,7 +297,7 @@ fn math(name: &str, a: &Args, line: u32) -> Result<Value, Error> {
 
 /// Converts decoded JSON, keeping the key order of the source text
 /// (`serde_json` maps here are sorted, so the order is read again).
-fn json_to_value_ordered(src: &str, _j: &serde_json::Value, line: u32) -> Result<Value, Error> {
+pub(crate) fn json_to_value_ordered(src: &str, _j: &serde_json::Value, line: u32) -> Result<Value, Error> {
     // Reading JSON as YAML keeps the order: JSON is YAML.
     match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(src) {
         Ok(y) => yaml_to_value(&y, line, 0),
@@ -335,27 +342,5 @@ fn yaml_to_value(y: &serde_yaml_ng::Value, line: u32, depth: u32) -> Result<Valu
             Value::dict(out)
         }
         Y::Tagged(t) => yaml_to_value(&t.value, line, depth + 1)?,
-    })
-}
-
-fn value_to_yaml(v: &Value, line: u32) -> Result<serde_yaml_ng::Value, Error> {
-    use serde_yaml_ng::Value as Y;
-    Ok(match v {
-        Value::None | Value::Undefined => Y::Null,
-        Value::Bool(b) => Y::Bool(*b),
-        Value::Int(i) => Y::Number((*i).into()),
-        Value::Float(f) => Y::Number((*f).into()),
-        Value::Str(s) => Y::String(s.to_string()),
-        Value::List(l) => Y::Sequence(l.iter().filter(|x| x.is_data()).map(|x| value_to_yaml(x, line)).collect::<Result<_, _>>()?),
-        Value::Dict(d) => {
-            let mut m = serde_yaml_ng::Mapping::new();
-            for (k, x) in &d.map {
-                if x.is_data() && !matches!(x, Value::Undefined) {
-                    m.insert(Y::String(k.clone()), value_to_yaml(x, line)?);
-                }
-            }
-            Y::Mapping(m)
-        }
-        other => return eval_err(format!("{} is not YAML serializable", other.type_name()), line),
     })
 }

@@ -98,7 +98,7 @@ impl Value {
     pub fn type_name(&self) -> String {
         match self {
             Value::Undefined => "UndefinedType".into(),
-            Value::None => "NoneType".into(),
+            Value::None => "None".into(),
             Value::Bool(_) => "bool".into(),
             Value::Int(_) => "int".into(),
             Value::Float(_) => "float".into(),
@@ -198,7 +198,8 @@ impl Value {
         !matches!(self, Value::Func(_) | Value::Schema(_) | Value::Module(_))
     }
 
-    /// Converts to JSON: Undefined entries and functions left out, ints
+    /// Converts to JSON as KCL outputs it: Undefined entries, functions and
+    /// `_`-prefixed (private) keys left out, ints
     /// and floats kept apart, non-finite floats as null.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
@@ -212,7 +213,7 @@ impl Value {
             Value::Dict(d) => {
                 let mut m = serde_json::Map::new();
                 for (k, v) in &d.map {
-                    if v.is_data() && !matches!(v, Value::Undefined) {
+                    if v.is_data() && !matches!(v, Value::Undefined) && !k.starts_with('_') {
                         m.insert(k.clone(), v.to_json());
                     }
                 }
@@ -237,9 +238,19 @@ impl Value {
         }
     }
 
+    /// Parses JSON text, keeping the order of its objects' keys.
+    pub fn from_json_text(text: &str) -> Result<Value, crate::Error> {
+        let j: serde_json::Value = serde_json::from_str(text).map_err(|e| crate::Error::Eval {
+            line: 0,
+            msg: format!("invalid JSON: {e}"),
+        })?;
+        crate::stdlib::json_to_value_ordered(text, &j, 0)
+    }
+
     /// A canonical text of the value for comparing results: dict order
     /// kept, ints and floats told apart (`1` and `1.0`), floats by their
-    /// shortest round-trip digits, Undefined entries and functions left out.
+    /// shortest round-trip digits, Undefined entries, functions and
+    /// private (`_`) keys left out.
     pub fn canonical(&self) -> String {
         let mut s = String::new();
         self.write_canonical(&mut s);
@@ -270,7 +281,7 @@ impl Value {
             Value::Dict(d) => {
                 out.push('{');
                 let mut first = true;
-                for (k, v) in d.map.iter().filter(|(_, v)| v.is_data() && !matches!(v, Value::Undefined)) {
+                for (k, v) in d.map.iter().filter(|(k, v)| v.is_data() && !matches!(v, Value::Undefined) && !k.starts_with('_')) {
                     if !first {
                         out.push(',');
                     }

@@ -174,8 +174,7 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
 fn ours(p: &Program) -> Result<String, Error> {
     let mut opts = RunOptions::default();
     for (k, v) in &p.options {
-        let j: J = serde_json::from_str(v).expect("option JSON");
-        opts.options.insert(k.clone(), Value::from_json(&j));
+        opts.options.insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
     }
     let out = xfn_kcl::run(&p.source, &opts)?;
     Ok(Value::dict(out.values).canonical())
@@ -235,15 +234,18 @@ fn differential_against_reference_kcl() {
     }
     let mut unexplained = Vec::new();
     for (name, mine, theirs) in &different {
-        let short = |s: String| s.chars().take(600).collect::<String>();
-        let mine = short(match mine {
+        let mine = match mine {
             Ok(v) => v.clone(),
             Err(e) => format!("error: {e}"),
-        });
-        let theirs = short(match theirs {
+        };
+        let theirs = match theirs {
             Ok(v) => v.clone(),
             Err(e) => format!("error: {e}"),
-        });
+        };
+        // Show both from a little before where they first differ.
+        let at = mine.chars().zip(theirs.chars()).take_while(|(a, b)| a == b).count().saturating_sub(120);
+        let short = |s: &str| s.chars().skip(at).take(400).collect::<String>();
+        let (mine, theirs) = (short(&mine), short(&theirs));
         match known.get(name) {
             Some(reason) => eprintln!("  different (known: {reason}): {name}"),
             None => {
