@@ -20,6 +20,9 @@ pub struct Limits {
     pub max_str_len: usize,
     /// Length of a list or dict.
     pub max_collection_len: usize,
+    /// Native stack the parser and evaluator may use, in bytes (deep
+    /// nesting and recursion end here, within a wasm guest's 1 MiB stack).
+    pub max_stack_bytes: usize,
 }
 
 impl Default for Limits {
@@ -29,6 +32,7 @@ impl Default for Limits {
             max_call_depth: 200,
             max_str_len: 16 << 20,
             max_collection_len: 1 << 20,
+            max_stack_bytes: crate::stack::DEFAULT_STACK_BUDGET,
         }
     }
 }
@@ -50,6 +54,7 @@ pub struct Interp {
     modules: HashMap<String, String>,
     /// Text printed by `print()`.
     pub(crate) printed: String,
+    stack_base: usize,
     /// The output document: public top-level variables and the entries of
     /// top-level config expressions, in the order they were set.
     doc: Map,
@@ -68,6 +73,7 @@ impl Interp {
             depth: 0,
             modules: HashMap::new(),
             printed: String::new(),
+            stack_base: crate::stack::here(),
             doc: Map::new(),
         }
     }
@@ -75,6 +81,7 @@ impl Interp {
     /// Runs a program; its output is the top-level variables that are
     /// public (not `_`-prefixed) data, in the order they were first set.
     pub fn run(&mut self, prog: &[Stmt]) -> Result<Map, Error> {
+        self.stack_base = crate::stack::here();
         check_immutable(prog, &mut HashMap::new())?;
         for s in prog {
             self.stmt(s)?;
@@ -100,6 +107,12 @@ impl Interp {
             return Err(Error::Limit {
                 line,
                 msg: format!("the program ran more than {} steps", self.limits.max_steps),
+            });
+        }
+        if crate::stack::used_since(self.stack_base) > self.limits.max_stack_bytes {
+            return Err(Error::Limit {
+                line,
+                msg: format!("calls nest deeper than the interpreter's stack of {} KiB allows (runaway recursion?)", self.limits.max_stack_bytes >> 10),
             });
         }
         Ok(())
@@ -695,7 +708,7 @@ impl Interp {
 
     fn enter_call(&mut self, line: u32) -> Result<(), Error> {
         self.depth += 1;
-        if self.depth > self.limits.max_call_depth {
+        if self.depth > self.limits.max_call_depth || crate::stack::used_since(self.stack_base) > self.limits.max_stack_bytes {
             return Err(Error::Limit {
                 line,
                 msg: format!("calls nest deeper than {} levels (runaway recursion?)", self.limits.max_call_depth),

@@ -19,6 +19,7 @@ mod error;
 mod eval;
 mod lexer;
 mod parser;
+mod stack;
 mod stdlib;
 mod value;
 mod yaml;
@@ -52,7 +53,7 @@ pub struct Output {
 
 /// Parses and runs a program.
 pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
-    let prog = parser::parse_program(src)?;
+    let prog = parser::parse_program(src, opts.limits.max_stack_bytes)?;
     let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
     let values = it.run(&prog)?;
     Ok(Output {
@@ -63,5 +64,5 @@ pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
 
 /// Parses a program without running it (a syntax check).
 pub fn check_syntax(src: &str) -> Result<(), Error> {
-    parser::parse_program(src).map(|_| ())
+    parser::parse_program(src, stack::DEFAULT_STACK_BUDGET).map(|_| ())
 }

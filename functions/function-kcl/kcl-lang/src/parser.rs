@@ -10,13 +10,15 @@ use crate::lexer::{StrPart, Tok, Token, lex};
 pub const MAX_NESTING: u32 = 200;
 
 /// Parses a whole program.
-pub fn parse_program(src: &str) -> Result<Vec<Stmt>, Error> {
+pub fn parse_program(src: &str, stack_budget: usize) -> Result<Vec<Stmt>, Error> {
     let toks = lex(src, 1)?;
     let mut p = Parser {
         toks,
         pos: 0,
         nl_ends: true,
         nest: 0,
+        stack_base: crate::stack::here(),
+        stack_budget,
     };
     let mut out = Vec::new();
     while !p.at_eof() {
@@ -39,6 +41,8 @@ struct Parser {
     /// (inside parentheses, arguments and subscripts).
     nl_ends: bool,
     nest: u32,
+    stack_base: usize,
+    stack_budget: usize,
 }
 
 const COMPARE_OPS: &[&str] = &["==", "!=", "<", ">", "<=", ">="];
@@ -127,7 +131,7 @@ impl Parser {
 
     fn enter(&mut self) -> Result<(), Error> {
         self.nest += 1;
-        if self.nest > MAX_NESTING {
+        if self.nest > MAX_NESTING || crate::stack::used_since(self.stack_base) > self.stack_budget {
             return Err(Error::Limit {
                 line: self.line(),
                 msg: format!("expressions nest deeper than {MAX_NESTING} levels"),
@@ -925,6 +929,8 @@ impl Parser {
                         pos: 0,
                         nl_ends: false,
                         nest: self.nest,
+                        stack_base: self.stack_base,
+                        stack_budget: self.stack_budget,
                     };
                     let e = sub.expr()?;
                     if !sub.at_eof() {

@@ -172,12 +172,22 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
 }
 
 fn ours(p: &Program) -> Result<String, Error> {
-    let mut opts = RunOptions::default();
-    for (k, v) in &p.options {
-        opts.options.insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
-    }
-    let out = xfn_kcl::run(&p.source, &opts)?;
-    Ok(Value::dict(out.values).canonical())
+    let src = p.source.clone();
+    let options = p.options.clone();
+    // Unoptimised frames are large: give the interpreter a main thread's stack.
+    std::thread::Builder::new()
+        .stack_size(16 << 20)
+        .spawn(move || {
+            let mut opts = RunOptions::default();
+            for (k, v) in &options {
+                opts.options.insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
+            }
+            let out = xfn_kcl::run(&src, &opts)?;
+            Ok(Value::dict(out.values).canonical())
+        })
+        .expect("spawn")
+        .join()
+        .expect("interpreter thread")
 }
 
 fn known_differences() -> HashMap<String, String> {
