@@ -14,7 +14,7 @@ WASM_DIR := target/$(WASM_TARGET)/$(WASM_PROFILE)
 VENV := .venv
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate xfn-test-scripted
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-kcl xfn-test-scripted
 
 .PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer toolchain third-party wasm-target clean
 

@@ -66,7 +66,13 @@ pub enum ExprKind {
     /// `Name {config}` or `Name(args) {config}`: a schema instantiation.
     SchemaInst(Box<Expr>, Vec<Expr>, Vec<(String, Expr)>, Box<Expr>),
     /// `all/any/map/filter x[, y] in e { body }`.
-    Quant(&'static str, Vec<String>, Box<Expr>, Box<Expr>, Option<Box<Expr>>),
+    Quant(
+        &'static str,
+        Vec<String>,
+        Box<Expr>,
+        Box<Expr>,
+        Option<Box<Expr>>,
+    ),
 }
 
 /// An item of a list literal.
@@ -155,6 +161,9 @@ pub enum LitType {
     /// None.
     None,
 }
+
+/// A parameter: name, type, default.
+pub type Param = (String, Option<Type>, Option<Expr>);
 
 /// A lambda's definition.
 #[derive(Debug, Clone)]

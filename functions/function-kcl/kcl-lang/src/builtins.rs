@@ -8,14 +8,68 @@ use crate::stdlib;
 use crate::value::{Map, Value, equal, float_str};
 
 const BUILTINS: &[&str] = &[
-    "print", "len", "str", "int", "float", "bool", "list", "dict", "abs", "max", "min", "sum", "sorted", "range", "typeof",
-    "isunique", "zip", "any", "all", "any_true", "all_true", "pow", "hex", "oct", "bin", "round", "ord", "option", "multiplyof", "isnullish",
+    "print",
+    "len",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "list",
+    "dict",
+    "abs",
+    "max",
+    "min",
+    "sum",
+    "sorted",
+    "range",
+    "typeof",
+    "isunique",
+    "zip",
+    "any",
+    "all",
+    "any_true",
+    "all_true",
+    "pow",
+    "hex",
+    "oct",
+    "bin",
+    "round",
+    "ord",
+    "option",
+    "multiplyof",
+    "isnullish",
 ];
 
 const STR_METHODS: &[&str] = &[
-    "lower", "upper", "strip", "lstrip", "rstrip", "split", "rsplit", "join", "replace", "startswith", "endswith", "find", "rfind",
-    "index", "rindex", "count", "format", "capitalize", "title", "isdigit", "isalpha", "isalnum", "islower", "isupper", "isspace",
-    "removeprefix", "removesuffix", "splitlines", "istitle",
+    "lower",
+    "upper",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "split",
+    "rsplit",
+    "join",
+    "replace",
+    "startswith",
+    "endswith",
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+    "count",
+    "format",
+    "capitalize",
+    "title",
+    "isdigit",
+    "isalpha",
+    "isalnum",
+    "islower",
+    "isupper",
+    "isspace",
+    "removeprefix",
+    "removesuffix",
+    "splitlines",
+    "istitle",
 ];
 
 /// Whether `name` is a builtin function or a function of a standard module.
@@ -63,20 +117,35 @@ impl Args {
 
     /// The `i`th argument, named `name`, if given.
     pub(crate) fn opt(&self, i: usize, name: &str) -> Option<Value> {
-        self.pos.get(i).cloned().or_else(|| self.kw.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        self.pos.get(i).cloned().or_else(|| {
+            self.kw
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
     }
 
     pub(crate) fn req(&self, i: usize, name: &str) -> Result<Value, Error> {
         match self.opt(i, name) {
             Some(v) => Ok(v),
-            None => eval_err(format!("{}() missing required argument '{name}'", self.func), self.line),
+            None => eval_err(
+                format!("{}() missing required argument '{name}'", self.func),
+                self.line,
+            ),
         }
     }
 
     pub(crate) fn str(&self, i: usize, name: &str) -> Result<Rc<str>, Error> {
         match self.req(i, name)? {
             Value::Str(s) => Ok(s),
-            other => eval_err(format!("{}() expects a string for '{name}', got {}", self.func, other.type_name()), self.line),
+            other => eval_err(
+                format!(
+                    "{}() expects a string for '{name}', got {}",
+                    self.func,
+                    other.type_name()
+                ),
+                self.line,
+            ),
         }
     }
 
@@ -84,7 +153,14 @@ impl Args {
         match self.opt(i, name) {
             None | Some(Value::None) => Ok(None),
             Some(Value::Int(n)) => Ok(Some(n)),
-            Some(other) => eval_err(format!("{}() expects an int for '{name}', got {}", self.func, other.type_name()), self.line),
+            Some(other) => eval_err(
+                format!(
+                    "{}() expects an int for '{name}', got {}",
+                    self.func,
+                    other.type_name()
+                ),
+                self.line,
+            ),
         }
     }
 
@@ -98,7 +174,14 @@ impl Args {
 }
 
 /// Calls the builtin `name` (bound to `recv` for methods).
-pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, kw: Vec<(String, Value)>, line: u32) -> Result<Value, Error> {
+pub fn call(
+    it: &mut Interp,
+    name: &str,
+    recv: Option<&Value>,
+    pos: Vec<Value>,
+    kw: Vec<(String, Value)>,
+    line: u32,
+) -> Result<Value, Error> {
     if let Some(m) = name.strip_prefix("str.") {
         let Some(Value::Str(s)) = recv else {
             return eval_err("string method without a string", line);
@@ -121,7 +204,12 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             Value::Str(s) => Value::Int(s.len() as i64),
             Value::List(l) => Value::Int(l.len() as i64),
             Value::Dict(d) => Value::Int(d.map.len() as i64),
-            other => return eval_err(format!("object of type '{}' has no len()", other.type_name()), line),
+            other => {
+                return eval_err(
+                    format!("object of type '{}' has no len()", other.type_name()),
+                    line,
+                );
+            }
         },
         "str" => Value::str(a.opt(0, "x").map(|v| v.to_kcl_string()).unwrap_or_default()),
         "int" => {
@@ -140,10 +228,23 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                     let radix = u32::try_from(base).ok().filter(|b| (2..=36).contains(b));
                     match radix.and_then(|r| i64::from_str_radix(&s, r).ok()) {
                         Some(n) => Value::Int(n),
-                        None => return eval_err(format!("invalid literal for int() with base {base}: '{s}'"), line),
+                        None => {
+                            return eval_err(
+                                format!("invalid literal for int() with base {base}: '{s}'"),
+                                line,
+                            );
+                        }
                     }
                 }
-                other => return eval_err(format!("int() argument must be a string or a number, not '{}'", other.type_name()), line),
+                other => {
+                    return eval_err(
+                        format!(
+                            "int() argument must be a string or a number, not '{}'",
+                            other.type_name()
+                        ),
+                        line,
+                    );
+                }
             }
         }
         "float" => match a.opt(0, "x").unwrap_or(Value::Float(0.0)) {
@@ -152,17 +253,36 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             Value::Bool(b) => Value::Float(b as i64 as f64),
             Value::Str(s) => match s.trim().parse::<f64>() {
                 Ok(f) => Value::Float(f),
-                Err(_) => return eval_err(format!("could not convert string to float: '{s}'"), line),
+                Err(_) => {
+                    return eval_err(format!("could not convert string to float: '{s}'"), line);
+                }
             },
-            other => return eval_err(format!("float() argument must be a string or a number, not '{}'", other.type_name()), line),
+            other => {
+                return eval_err(
+                    format!(
+                        "float() argument must be a string or a number, not '{}'",
+                        other.type_name()
+                    ),
+                    line,
+                );
+            }
         },
         "bool" => Value::Bool(a.opt(0, "x").is_some_and(|v| v.truthy())),
         "list" => match a.opt(0, "x") {
             None => Value::list(vec![]),
             Some(Value::List(l)) => Value::List(l),
-            Some(Value::Dict(d)) => Value::list(d.map.keys().map(|k| Value::str(k.as_str())).collect()),
-            Some(Value::Str(s)) => Value::list(s.chars().map(|c| Value::str(c.to_string())).collect()),
-            Some(other) => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+            Some(Value::Dict(d)) => {
+                Value::list(d.map.keys().map(|k| Value::str(k.as_str())).collect())
+            }
+            Some(Value::Str(s)) => {
+                Value::list(s.chars().map(|c| Value::str(c.to_string())).collect())
+            }
+            Some(other) => {
+                return eval_err(
+                    format!("'{}' object is not iterable", other.type_name()),
+                    line,
+                );
+            }
         },
         "dict" => match a.opt(0, "x") {
             None => Value::dict(Map::new()),
@@ -172,14 +292,24 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
         "abs" => match a.req(0, "x")? {
             Value::Int(i) => Value::Int(i.checked_abs().ok_or_else(|| overflow(line))?),
             Value::Float(f) => Value::Float(f.abs()),
-            other => return eval_err(format!("bad operand type for abs(): '{}'", other.type_name()), line),
+            other => {
+                return eval_err(
+                    format!("bad operand type for abs(): '{}'", other.type_name()),
+                    line,
+                );
+            }
         },
         "max" | "min" => {
             let items: Vec<Value> = if a.len() == 1 {
                 match a.req(0, "x")? {
                     Value::List(l) => l.to_vec(),
                     Value::Dict(d) => d.map.keys().map(|k| Value::str(k.as_str())).collect(),
-                    other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+                    other => {
+                        return eval_err(
+                            format!("'{}' object is not iterable", other.type_name()),
+                            line,
+                        );
+                    }
                 }
             } else {
                 a.pos.clone()
@@ -214,7 +344,12 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                 Value::List(l) => l.to_vec(),
                 Value::Dict(d) => d.map.keys().map(|k| Value::str(k.as_str())).collect(),
                 Value::Str(s) => s.chars().map(|c| Value::str(c.to_string())).collect(),
-                other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+                other => {
+                    return eval_err(
+                        format!("'{}' object is not iterable", other.type_name()),
+                        line,
+                    );
+                }
             };
             let reverse = a.flag(1, "reverse");
             let mut err = None;
@@ -237,7 +372,11 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
         "range" => {
             let (start, stop, step) = match a.len() {
                 1 => (0, a.opt_int(0, "stop")?.unwrap_or(0), 1),
-                _ => (a.opt_int(0, "start")?.unwrap_or(0), a.opt_int(1, "stop")?.unwrap_or(0), a.opt_int(2, "step")?.unwrap_or(1)),
+                _ => (
+                    a.opt_int(0, "start")?.unwrap_or(0),
+                    a.opt_int(1, "stop")?.unwrap_or(0),
+                    a.opt_int(2, "step")?.unwrap_or(1),
+                ),
             };
             if step == 0 {
                 return eval_err("range() step must not be zero", line);
@@ -263,7 +402,10 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             };
             let mut unique = true;
             for (i, x) in l.iter().enumerate() {
-                if l[..i].iter().any(|y| equal(x, y) && x.type_name() == y.type_name()) {
+                if l[..i]
+                    .iter()
+                    .any(|y| equal(x, y) && x.type_name() == y.type_name())
+                {
                     unique = false;
                     break;
                 }
@@ -275,29 +417,50 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
             for v in &a.pos {
                 match v {
                     Value::List(l) => lists.push(l.clone()),
-                    other => return eval_err(format!("zip() argument must be a list, not {}", other.type_name()), line),
+                    other => {
+                        return eval_err(
+                            format!("zip() argument must be a list, not {}", other.type_name()),
+                            line,
+                        );
+                    }
                 }
             }
             let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
-            Value::list((0..n).map(|i| Value::list(lists.iter().map(|l| l[i].clone()).collect())).collect())
+            Value::list(
+                (0..n)
+                    .map(|i| Value::list(lists.iter().map(|l| l[i].clone()).collect()))
+                    .collect(),
+            )
         }
         "any_true" | "all_true" => {
             let Value::List(l) = a.req(0, "x")? else {
                 return eval_err(format!("{name}() expects a list"), line);
             };
-            Value::Bool(if name == "any_true" { l.iter().any(|v| v.truthy()) } else { l.iter().all(|v| v.truthy()) })
+            Value::Bool(if name == "any_true" {
+                l.iter().any(|v| v.truthy())
+            } else {
+                l.iter().all(|v| v.truthy())
+            })
         }
         "any" | "all" => {
             let Value::List(l) = a.req(0, "x")? else {
                 return eval_err(format!("{name}() expects a list"), line);
             };
-            Value::Bool(if name == "any" { l.iter().any(|v| v.truthy()) } else { l.iter().all(|v| v.truthy()) })
+            Value::Bool(if name == "any" {
+                l.iter().any(|v| v.truthy())
+            } else {
+                l.iter().all(|v| v.truthy())
+            })
         }
         "hex" | "oct" | "bin" => {
             let Value::Int(i) = a.req(0, "x")? else {
                 return eval_err(format!("{name}() expects an int"), line);
             };
-            let (sign, u) = if i < 0 { ("-", i.unsigned_abs()) } else { ("", i as u64) };
+            let (sign, u) = if i < 0 {
+                ("-", i.unsigned_abs())
+            } else {
+                ("", i as u64)
+            };
             Value::str(match name {
                 "hex" => format!("{sign}0x{u:x}"),
                 "oct" => format!("{sign}0o{u:o}"),
@@ -319,7 +482,12 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                     let m = 10f64.powi(d.clamp(-300, 300) as i32);
                     Value::Float(round_half_even(f * m) / m)
                 }
-                (other, _) => return eval_err(format!("round() expects a number, got {}", other.type_name()), line),
+                (other, _) => {
+                    return eval_err(
+                        format!("round() expects a number, got {}", other.type_name()),
+                        line,
+                    );
+                }
             }
         }
         "ord" => {
@@ -349,7 +517,12 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
                 Some(v) => v.clone(),
                 None => {
                     if required {
-                        return eval_err(format!("option('{key}') must be initialized, try '-D {key}=?' argument"), line);
+                        return eval_err(
+                            format!(
+                                "option('{key}') must be initialized, try '-D {key}=?' argument"
+                            ),
+                            line,
+                        );
                     }
                     a.opt(3, "default").unwrap_or(Value::None)
                 }
@@ -361,7 +534,11 @@ pub fn call(it: &mut Interp, name: &str, recv: Option<&Value>, pos: Vec<Value>, 
 
 fn round_half_even(f: f64) -> f64 {
     let r = f.round();
-    if (f - f.trunc()).abs() == 0.5 { 2.0 * (f / 2.0).round() } else { r }
+    if (f - f.trunc()).abs() == 0.5 {
+        2.0 * (f / 2.0).round()
+    } else {
+        r
+    }
 }
 
 fn overflow(line: u32) -> Error {
@@ -376,7 +553,10 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
         match a.opt(0, "chars") {
             None | Some(Value::None) => Ok(None),
             Some(Value::Str(c)) => Ok(Some(c)),
-            Some(o) => eval_err(format!("strip() expects a string, got {}", o.type_name()), line),
+            Some(o) => eval_err(
+                format!("strip() expects a string, got {}", o.type_name()),
+                line,
+            ),
         }
     };
     Ok(match m {
@@ -418,20 +598,32 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
             let sep = match a.opt(0, "sep") {
                 None | Some(Value::None) => None,
                 Some(Value::Str(x)) => Some(x),
-                Some(o) => return eval_err(format!("split() expects a string separator, got {}", o.type_name()), line),
+                Some(o) => {
+                    return eval_err(
+                        format!("split() expects a string separator, got {}", o.type_name()),
+                        line,
+                    );
+                }
             };
-            let maxsplit = a.opt_int(1, "maxsplit")?.filter(|n| *n >= 0).map(|n| n as usize);
+            let maxsplit = a
+                .opt_int(1, "maxsplit")?
+                .filter(|n| *n >= 0)
+                .map(|n| n as usize);
             let parts: Vec<String> = match (&sep, maxsplit) {
                 (Some(sep), _) if sep.is_empty() => return eval_err("empty separator", line),
                 (Some(sep), None) => s.split(&**sep).map(String::from).collect(),
-                (Some(sep), Some(n)) if m == "split" => s.splitn(n + 1, &**sep).map(String::from).collect(),
+                (Some(sep), Some(n)) if m == "split" => {
+                    s.splitn(n + 1, &**sep).map(String::from).collect()
+                }
                 (Some(sep), Some(n)) => {
                     let mut v: Vec<String> = s.rsplitn(n + 1, &**sep).map(String::from).collect();
                     v.reverse();
                     v
                 }
                 (None, None) => s.split_whitespace().map(String::from).collect(),
-                (None, Some(_)) => return unsupported("split() with maxsplit and no separator", line),
+                (None, Some(_)) => {
+                    return unsupported("split() with maxsplit and no separator", line);
+                }
             };
             Value::list(parts.into_iter().map(Value::str).collect())
         }
@@ -439,13 +631,26 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
         "join" => {
             let items = match a.req(0, "iterable")? {
                 Value::List(l) => l,
-                other => return eval_err(format!("join() expects a list, got {}", other.type_name()), line),
+                other => {
+                    return eval_err(
+                        format!("join() expects a list, got {}", other.type_name()),
+                        line,
+                    );
+                }
             };
             let mut parts = Vec::with_capacity(items.len());
             for v in items.iter() {
                 match v {
                     Value::Str(x) => parts.push(x.to_string()),
-                    other => return eval_err(format!("sequence item: expected str instance, {} found", other.type_name()), line),
+                    other => {
+                        return eval_err(
+                            format!(
+                                "sequence item: expected str instance, {} found",
+                                other.type_name()
+                            ),
+                            line,
+                        );
+                    }
                 }
             }
             let out = parts.join(s);
@@ -494,7 +699,11 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
             if a.len() > 1 {
                 return unsupported(format!("{m}() with start/end"), line);
             }
-            let pos = if m.starts_with('r') { s.rfind(&*sub) } else { s.find(&*sub) };
+            let pos = if m.starts_with('r') {
+                s.rfind(&*sub)
+            } else {
+                s.find(&*sub)
+            };
             match pos {
                 Some(p) => Value::Int(s[..p].chars().count() as i64),
                 None if m.ends_with("find") => Value::Int(-1),
@@ -514,8 +723,12 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
         "isspace" => Value::Bool(!s.is_empty() && s.chars().all(char::is_whitespace)),
-        "islower" => Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase)),
-        "isupper" => Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase)),
+        "islower" => {
+            Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase))
+        }
+        "isupper" => {
+            Value::Bool(s.chars().any(char::is_uppercase) && !s.chars().any(char::is_lowercase))
+        }
         other => return unsupported(format!("str.{other}()"), line),
     })
 }
@@ -548,11 +761,15 @@ fn format_str(s: &str, a: &Args, line: u32) -> Result<String, Error> {
             } else if let Ok(i) = field.parse::<usize>() {
                 a.pos.get(i).cloned()
             } else {
-                a.kw.iter().find(|(k, _)| *k == field).map(|(_, v)| v.clone())
+                a.kw.iter()
+                    .find(|(k, _)| *k == field)
+                    .map(|(_, v)| v.clone())
             };
             match v {
                 Some(v) => out.push_str(&v.to_kcl_string()),
-                None => return eval_err(format!("format(): no argument for field {{{field}}}"), line),
+                None => {
+                    return eval_err(format!("format(): no argument for field {{{field}}}"), line);
+                }
             }
         } else if c == '}' {
             if chars.peek() == Some(&'}') {
@@ -586,7 +803,16 @@ pub(crate) fn compare(a: &Value, b: &Value, line: u32) -> Result<std::cmp::Order
             }
             x.len().cmp(&y.len())
         }
-        _ => return eval_err(format!("'<' not supported between instances of '{}' and '{}'", a.type_name(), b.type_name()), line),
+        _ => {
+            return eval_err(
+                format!(
+                    "'<' not supported between instances of '{}' and '{}'",
+                    a.type_name(),
+                    b.type_name()
+                ),
+                line,
+            );
+        }
     })
 }
 
@@ -606,12 +832,24 @@ pub fn unary(op: &str, v: &Value, line: u32) -> Result<Value, Error> {
         ("-", Value::Float(f)) => Value::Float(-f),
         ("+", Value::Int(_) | Value::Float(_)) => v.clone(),
         ("~", Value::Int(i)) => Value::Int(!i),
-        (op, v) => return eval_err(format!("bad operand type for unary {op}: '{}'", v.type_name()), line),
+        (op, v) => {
+            return eval_err(
+                format!("bad operand type for unary {op}: '{}'", v.type_name()),
+                line,
+            );
+        }
     })
 }
 
 fn type_err<T>(op: &str, a: &Value, b: &Value, line: u32) -> Result<T, Error> {
-    eval_err(format!("unsupported operand type(s) for {op}: '{}' and '{}'", a.type_name(), b.type_name()), line)
+    eval_err(
+        format!(
+            "unsupported operand type(s) for {op}: '{}' and '{}'",
+            a.type_name(),
+            b.type_name()
+        ),
+        line,
+    )
 }
 
 /// A binary operator (not `and`/`or`, which short-circuit).
@@ -732,7 +970,11 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
                     return eval_err("integer modulo by zero", line);
                 }
                 let r = x.checked_rem(*y).ok_or_else(ov)?;
-                Int(if r != 0 && ((r < 0) != (*y < 0)) { r + y } else { r })
+                Int(if r != 0 && ((r < 0) != (*y < 0)) {
+                    r + y
+                } else {
+                    r
+                })
             }
             (Int(_) | Float(_), Int(_) | Float(_)) => {
                 let (x, y) = (as_f64(a), as_f64(b));
@@ -740,7 +982,11 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
                     return eval_err("float modulo by zero", line);
                 }
                 let r = x % y;
-                Float(if r != 0.0 && ((r < 0.0) != (y < 0.0)) { r + y } else { r })
+                Float(if r != 0.0 && ((r < 0.0) != (y < 0.0)) {
+                    r + y
+                } else {
+                    r
+                })
             }
             _ => return type_err(op, a, b, line),
         },
@@ -754,7 +1000,9 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
             _ => return type_err(op, a, b, line),
         },
         "<<" | ">>" | "&" | "^" if matches!((a, b), (Int(_), Int(_))) => {
-            let (Int(x), Int(y)) = (a, b) else { unreachable!() };
+            let (Int(x), Int(y)) = (a, b) else {
+                unreachable!()
+            };
             match op {
                 "<<" => {
                     let s = u32::try_from(*y).ok().filter(|s| *s < 64).ok_or_else(ov)?;
@@ -785,7 +1033,11 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
 fn floor_div(x: i64, y: i64) -> Value {
     let q = x.wrapping_div(y);
     let r = x.wrapping_rem(y);
-    Value::Int(if r != 0 && ((r < 0) != (y < 0)) { q - 1 } else { q })
+    Value::Int(if r != 0 && ((r < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    })
 }
 
 /// KCL's JSON text of a value (`json.encode`, `${x: #json}`): `", "` and
@@ -796,7 +1048,13 @@ pub fn json_encode(v: &Value, indent: Option<usize>, line: u32) -> Result<String
     Ok(out)
 }
 
-fn write_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String, line: u32) -> Result<(), Error> {
+fn write_json(
+    v: &Value,
+    indent: Option<usize>,
+    level: usize,
+    out: &mut String,
+    line: u32,
+) -> Result<(), Error> {
     let nl = |out: &mut String, level: usize| {
         if let Some(n) = indent {
             out.push('\n');
@@ -831,7 +1089,11 @@ fn write_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String, 
         Value::Dict(d) => {
             out.push('{');
             let mut first = true;
-            for (k, x) in d.map.iter().filter(|(_, x)| x.is_data() && !matches!(x, Value::Undefined)) {
+            for (k, x) in d
+                .map
+                .iter()
+                .filter(|(_, x)| x.is_data() && !matches!(x, Value::Undefined))
+            {
                 if !first {
                     out.push_str(if indent.is_some() { "," } else { ", " });
                 }
@@ -846,7 +1108,12 @@ fn write_json(v: &Value, indent: Option<usize>, level: usize, out: &mut String, 
             }
             out.push('}');
         }
-        other => return eval_err(format!("{} is not JSON serializable", other.type_name()), line),
+        other => {
+            return eval_err(
+                format!("{} is not JSON serializable", other.type_name()),
+                line,
+            );
+        }
     }
     Ok(())
 }
@@ -887,8 +1154,18 @@ pub fn slice(b: &Value, p: [Option<i64>; 3], line: u32) -> Result<Value, Error> 
         Value::List(l) => Value::list(pick(l.len()).into_iter().map(|i| l[i].clone()).collect()),
         Value::Str(s) => {
             let cs: Vec<char> = s.chars().collect();
-            Value::str(pick(cs.len()).into_iter().map(|i| cs[i]).collect::<String>())
+            Value::str(
+                pick(cs.len())
+                    .into_iter()
+                    .map(|i| cs[i])
+                    .collect::<String>(),
+            )
         }
-        other => return eval_err(format!("'{}' object is not sliceable", other.type_name()), line),
+        other => {
+            return eval_err(
+                format!("'{}' object is not sliceable", other.type_name()),
+                line,
+            );
+        }
     })
 }

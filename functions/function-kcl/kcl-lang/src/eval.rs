@@ -37,6 +37,9 @@ impl Default for Limits {
     }
 }
 
+/// What a comprehension does with each binding.
+type CompBody<'a> = dyn FnMut(&mut Interp, &mut Vec<Value>) -> Result<(), Error> + 'a;
+
 /// One evaluated entry of a config literal: a key path, its operator and value.
 pub(crate) type ConfigEntry = (Vec<String>, EntryOp, Value, u32);
 
@@ -55,6 +58,8 @@ pub struct Interp {
     /// Text printed by `print()`.
     pub(crate) printed: String,
     stack_base: usize,
+    /// The documents of a top-level list expression, and its line.
+    pub(crate) stream: Option<(Vec<Value>, u32)>,
     /// The output document: public top-level variables and the entries of
     /// top-level config expressions, in the order they were set.
     doc: Map,
@@ -74,6 +79,7 @@ impl Interp {
             modules: HashMap::new(),
             printed: String::new(),
             stack_base: crate::stack::here(),
+            stream: None,
             doc: Map::new(),
         }
     }
@@ -86,6 +92,14 @@ impl Interp {
         for s in prog {
             self.stmt(s)?;
         }
+        if let Some((_, line)) = &self.stream
+            && !self.doc.is_empty()
+        {
+            return unsupported(
+                "a top-level list expression beside other output (mixed YAML stream)",
+                *line,
+            );
+        }
         let mut out = Map::new();
         for (k, v) in std::mem::take(&mut self.doc) {
             // A variable's entry holds its last value.
@@ -93,7 +107,10 @@ impl Interp {
                 Some(g) if self.assigned.contains(&k) => g.clone(),
                 _ => v,
             };
-            if k.starts_with('_') && self.assigned.contains(&k) || !v.is_data() || matches!(v, Value::Undefined) {
+            if k.starts_with('_') && self.assigned.contains(&k)
+                || !v.is_data()
+                || matches!(v, Value::Undefined)
+            {
                 continue;
             }
             out.insert(k, v);
@@ -112,7 +129,10 @@ impl Interp {
         if crate::stack::used_since(self.stack_base) > self.limits.max_stack_bytes {
             return Err(Error::Limit {
                 line,
-                msg: format!("calls nest deeper than the interpreter's stack of {} KiB allows (runaway recursion?)", self.limits.max_stack_bytes >> 10),
+                msg: format!(
+                    "calls nest deeper than the interpreter's stack of {} KiB allows (runaway recursion?)",
+                    self.limits.max_stack_bytes >> 10
+                ),
             });
         }
         Ok(())
@@ -132,7 +152,10 @@ impl Interp {
         if n > self.limits.max_collection_len {
             return Err(Error::Limit {
                 line,
-                msg: format!("a list or dict has more than {} items", self.limits.max_collection_len),
+                msg: format!(
+                    "a list or dict has more than {} items",
+                    self.limits.max_collection_len
+                ),
             });
         }
         Ok(())
@@ -144,7 +167,9 @@ impl Interp {
         self.step(s.line)?;
         match &s.kind {
             StmtKind::Import(path, alias) => {
-                let name = alias.clone().unwrap_or_else(|| path.rsplit('.').next().unwrap_or(path).to_string());
+                let name = alias
+                    .clone()
+                    .unwrap_or_else(|| path.rsplit('.').next().unwrap_or(path).to_string());
                 if !builtins::is_module(path) {
                     return unsupported(format!("import of module {path:?}"), s.line);
                 }
@@ -166,7 +191,9 @@ impl Interp {
                 let v = builtins::binary(self, op, &cur, &rhs, s.line)?;
                 self.set_name(n, v, s.line, true)?;
             }
-            StmtKind::Attr { name, ty, value, .. } => {
+            StmtKind::Attr {
+                name, ty, value, ..
+            } => {
                 // Outside a schema: a typed assignment or `a: A {...}`.
                 let v = match value {
                     Some((_, e)) => self.expr(e)?,
@@ -190,10 +217,10 @@ impl Interp {
                 }
             }
             StmtKind::Assert(cond, guard, msg) => {
-                if let Some(g) = guard {
-                    if !self.expr(g)?.truthy() {
-                        return Ok(());
-                    }
+                if let Some(g) = guard
+                    && !self.expr(g)?.truthy()
+                {
+                    return Ok(());
                 }
                 if !self.expr(cond)?.truthy() {
                     let m = match msg {
@@ -218,9 +245,19 @@ impl Interp {
                                 self.doc.insert(k.clone(), x.clone());
                             }
                         }
-                        Value::Str(_) if matches!(e.kind, ExprKind::Str(_)) && self.doc.is_empty() => {}
+                        Value::Str(_)
+                            if matches!(e.kind, ExprKind::Str(_)) && self.doc.is_empty() => {}
                         Value::Func(_) | Value::Schema(_) | Value::Module(_) | Value::Bool(_) => {}
-                        _ => return unsupported("a top-level expression statement that is not a config (a YAML stream)", s.line),
+                        // A list at top level is a stream of YAML documents.
+                        Value::List(l) if self.stream.is_none() => {
+                            self.stream = Some((l.to_vec(), s.line))
+                        }
+                        _ => {
+                            return unsupported(
+                                "a top-level expression statement that is neither a config nor one list",
+                                s.line,
+                            );
+                        }
                     }
                 }
             }
@@ -232,7 +269,15 @@ impl Interp {
         let parent = match &def.parent {
             Some(p) => match self.expr(p)? {
                 Value::Schema(s) => Some(s),
-                other => return eval_err(format!("a schema can only inherit from a schema, not {}", other.type_name()), def.line),
+                other => {
+                    return eval_err(
+                        format!(
+                            "a schema can only inherit from a schema, not {}",
+                            other.type_name()
+                        ),
+                        def.line,
+                    );
+                }
             },
             None => None,
         };
@@ -240,7 +285,12 @@ impl Interp {
         for m in &def.mixins {
             match self.expr(m)? {
                 Value::Schema(s) => mixins.push(s),
-                other => return eval_err(format!("a mixin must be a schema, not {}", other.type_name()), def.line),
+                other => {
+                    return eval_err(
+                        format!("a mixin must be a schema, not {}", other.type_name()),
+                        def.line,
+                    );
+                }
             }
         }
         Ok(Rc::new(SchemaType {
@@ -266,13 +316,22 @@ impl Interp {
     }
 
     /// Sets a variable: in the innermost local scope, or a global.
-    pub(crate) fn set_name(&mut self, n: &str, v: Value, line: u32, allow_reassign: bool) -> Result<(), Error> {
+    pub(crate) fn set_name(
+        &mut self,
+        n: &str,
+        v: Value,
+        line: u32,
+        allow_reassign: bool,
+    ) -> Result<(), Error> {
         if let Some(scope) = self.locals.last_mut() {
             scope.insert(n.to_string(), v);
             return Ok(());
         }
         if !allow_reassign && !n.starts_with('_') && self.assigned.contains(n) {
-            return eval_err(format!("Can not change the value of '{n}', because it was declared immutable"), line);
+            return eval_err(
+                format!("Can not change the value of '{n}', because it was declared immutable"),
+                line,
+            );
         }
         self.assigned.insert(n.to_string());
         if !n.starts_with('_') {
@@ -319,9 +378,16 @@ impl Interp {
                             let v = self.expr(x)?;
                             match spec.as_deref() {
                                 None => s.push_str(&v.to_kcl_string()),
-                                Some("#json") => s.push_str(&builtins::json_encode(&v, None, line)?),
+                                Some("#json") => {
+                                    s.push_str(&builtins::json_encode(&v, None, line)?)
+                                }
                                 Some("#yaml") => s.push_str(&crate::yaml::encode(&v, line)?),
-                                Some(other) => return unsupported(format!("string interpolation format {other:?}"), line),
+                                Some(other) => {
+                                    return unsupported(
+                                        format!("string interpolation format {other:?}"),
+                                        line,
+                                    );
+                                }
                             }
                         }
                     }
@@ -345,11 +411,16 @@ impl Interp {
             ExprKind::ListComp(body, fors) => {
                 let mut out = Vec::new();
                 self.locals.push(Map::new());
-                let r = self.comp(fors, 0, &mut |it, out: &mut Vec<Value>| {
-                    let v = it.expr(body)?;
-                    out.push(v);
-                    it.check_len(out.len(), line)
-                }, &mut out);
+                let r = self.comp(
+                    fors,
+                    0,
+                    &mut |it, out: &mut Vec<Value>| {
+                        let v = it.expr(body)?;
+                        out.push(v);
+                        it.check_len(out.len(), line)
+                    },
+                    &mut out,
+                );
                 self.locals.pop();
                 r?;
                 Value::list(out)
@@ -358,15 +429,23 @@ impl Interp {
                 let mut out: Vec<Value> = Vec::new();
                 let mut map = Map::new();
                 self.locals.push(Map::new());
-                let r = self.comp(fors, 0, &mut |it, _| {
-                    let key = it.expr(k)?;
-                    let val = it.expr(v)?;
-                    let Value::Str(ks) = key else {
-                        return eval_err(format!("a dict key must be a string, not {}", key.type_name()), line);
-                    };
-                    apply_entry(&mut map, &[ks.to_string()], EntryOp::Union, val, line)?;
-                    it.check_len(map.len(), line)
-                }, &mut out);
+                let r = self.comp(
+                    fors,
+                    0,
+                    &mut |it, _| {
+                        let key = it.expr(k)?;
+                        let val = it.expr(v)?;
+                        let Value::Str(ks) = key else {
+                            return eval_err(
+                                format!("a dict key must be a string, not {}", key.type_name()),
+                                line,
+                            );
+                        };
+                        apply_entry(&mut map, &[ks.to_string()], EntryOp::Union, val, line)?;
+                        it.check_len(map.len(), line)
+                    },
+                    &mut out,
+                );
                 self.locals.pop();
                 r?;
                 Value::dict(map)
@@ -397,7 +476,15 @@ impl Interp {
                         p[i] = match self.expr(x)? {
                             Value::Int(n) => Some(n),
                             Value::None => None,
-                            other => return eval_err(format!("slice indices must be integers, not {}", other.type_name()), line),
+                            other => {
+                                return eval_err(
+                                    format!(
+                                        "slice indices must be integers, not {}",
+                                        other.type_name()
+                                    ),
+                                    line,
+                                );
+                            }
                         };
                     }
                 }
@@ -464,8 +551,15 @@ impl Interp {
             ExprKind::SchemaInst(callee, args, kwargs, cfg) => {
                 let st = match self.expr(callee)? {
                     Value::Schema(s) => s,
-                    Value::Dict(_) => return unsupported("unifying an instance with a config (`instance {...}`)", line),
-                    other => return eval_err(format!("'{}' is not a schema", other.type_name()), line),
+                    Value::Dict(_) => {
+                        return unsupported(
+                            "unifying an instance with a config (`instance {...}`)",
+                            line,
+                        );
+                    }
+                    other => {
+                        return eval_err(format!("'{}' is not a schema", other.type_name()), line);
+                    }
                 };
                 let mut a = Vec::new();
                 for x in args {
@@ -495,7 +589,12 @@ impl Interp {
         })
     }
 
-    fn list_items(&mut self, items: &[ListItem], out: &mut Vec<Value>, line: u32) -> Result<(), Error> {
+    fn list_items(
+        &mut self,
+        items: &[ListItem],
+        out: &mut Vec<Value>,
+        line: u32,
+    ) -> Result<(), Error> {
         for it in items {
             match it {
                 ListItem::Expr(e) => out.push(self.expr(e)?),
@@ -503,7 +602,12 @@ impl Interp {
                     Value::List(l) => out.extend(l.iter().cloned()),
                     Value::Dict(d) => out.extend(d.map.keys().map(|k| Value::str(k.as_str()))),
                     Value::None | Value::Undefined => {}
-                    other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+                    other => {
+                        return eval_err(
+                            format!("'{}' object is not iterable", other.type_name()),
+                            line,
+                        );
+                    }
                 },
                 ListItem::If(arms) => {
                     for (cond, body) in arms {
@@ -523,7 +627,11 @@ impl Interp {
         Ok(())
     }
 
-    pub(crate) fn entries(&mut self, entries: &[Entry], out: &mut Vec<ConfigEntry>) -> Result<(), Error> {
+    pub(crate) fn entries(
+        &mut self,
+        entries: &[Entry],
+        out: &mut Vec<ConfigEntry>,
+    ) -> Result<(), Error> {
         for en in entries {
             match en {
                 Entry::Kv(key, op, value, line) => {
@@ -531,7 +639,15 @@ impl Interp {
                         Key::Path(p) => p.clone(),
                         Key::Expr(e) => match self.expr(e)? {
                             Value::Str(s) => vec![s.to_string()],
-                            other => return eval_err(format!("a config key must be a string, got '{}'", other.type_name()), *line),
+                            other => {
+                                return eval_err(
+                                    format!(
+                                        "a config key must be a string, got '{}'",
+                                        other.type_name()
+                                    ),
+                                    *line,
+                                );
+                            }
                         },
                     };
                     let v = self.expr(value)?;
@@ -545,12 +661,26 @@ impl Interp {
                 Entry::Unpack(e) => match self.expr(e)? {
                     Value::Dict(d) => {
                         for (k, v) in &d.map {
-                            apply_entry(self.frame(e.line)?, std::slice::from_ref(k), EntryOp::Union, v.clone(), e.line)?;
+                            apply_entry(
+                                self.frame(e.line)?,
+                                std::slice::from_ref(k),
+                                EntryOp::Union,
+                                v.clone(),
+                                e.line,
+                            )?;
                             out.push((vec![k.clone()], EntryOp::Union, v.clone(), e.line));
                         }
                     }
                     Value::None | Value::Undefined => {}
-                    other => return eval_err(format!("only a dict can be unpacked with **, not {}", other.type_name()), e.line),
+                    other => {
+                        return eval_err(
+                            format!(
+                                "only a dict can be unpacked with **, not {}",
+                                other.type_name()
+                            ),
+                            e.line,
+                        );
+                    }
                 },
                 Entry::If(arms) => {
                     for (cond, body) in arms {
@@ -575,7 +705,7 @@ impl Interp {
         &mut self,
         fors: &[CompFor],
         i: usize,
-        f: &mut dyn FnMut(&mut Interp, &mut Vec<Value>) -> Result<(), Error>,
+        f: &mut CompBody<'_>,
         out: &mut Vec<Value>,
     ) -> Result<(), Error> {
         let Some(cf) = fors.get(i) else {
@@ -606,7 +736,15 @@ impl Interp {
         Ok(())
     }
 
-    fn quantifier(&mut self, op: &str, vars: &[String], coll: &Value, body: &Expr, guard: Option<&Expr>, line: u32) -> Result<Value, Error> {
+    fn quantifier(
+        &mut self,
+        op: &str,
+        vars: &[String],
+        coll: &Value,
+        body: &Expr,
+        guard: Option<&Expr>,
+        line: u32,
+    ) -> Result<Value, Error> {
         let pairs = iter_pairs(coll, line)?;
         let mut list = Vec::new();
         let mut map = Map::new();
@@ -625,10 +763,10 @@ impl Interp {
                 } else {
                     scope.insert(vars[0].clone(), item.clone());
                 }
-                if let Some(g) = guard {
-                    if !self.expr(g)?.truthy() {
-                        continue;
-                    }
+                if let Some(g) = guard
+                    && !self.expr(g)?.truthy()
+                {
+                    continue;
                 }
                 let v = self.expr(body)?;
                 match op {
@@ -663,7 +801,10 @@ impl Interp {
                 Some(v) => v.clone(),
                 None => {
                     if d.schema.is_none() && builtins::is_dict_method(name) {
-                        Value::Func(Rc::new(Func::Builtin(format!("dict.{name}"), Some(b.clone()))))
+                        Value::Func(Rc::new(Func::Builtin(
+                            format!("dict.{name}"),
+                            Some(b.clone()),
+                        )))
                     } else {
                         Value::Undefined
                     }
@@ -671,7 +812,10 @@ impl Interp {
             }),
             Value::Str(_) => {
                 if builtins::is_str_method(name) {
-                    Ok(Value::Func(Rc::new(Func::Builtin(format!("str.{name}"), Some(b.clone())))))
+                    Ok(Value::Func(Rc::new(Func::Builtin(
+                        format!("str.{name}"),
+                        Some(b.clone()),
+                    ))))
                 } else {
                     eval_err(format!("str object has no attribute '{name}'"), line)
                 }
@@ -686,40 +830,75 @@ impl Interp {
                     unsupported(format!("{m}.{name}"), line)
                 }
             }
-            Value::None | Value::Undefined => eval_err(format!("attribute '{name}' not found in 'NoneType'"), line),
-            other => eval_err(format!("'{}' object has no attribute '{name}'", other.type_name()), line),
+            Value::None | Value::Undefined => {
+                eval_err(format!("attribute '{name}' not found in 'NoneType'"), line)
+            }
+            other => eval_err(
+                format!("'{}' object has no attribute '{name}'", other.type_name()),
+                line,
+            ),
         }
     }
 
     /// Calls a function value.
-    pub fn call(&mut self, f: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, line: u32) -> Result<Value, Error> {
+    pub fn call(
+        &mut self,
+        f: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        line: u32,
+    ) -> Result<Value, Error> {
         match f {
             Value::Func(func) => match &**func {
-                Func::Builtin(name, recv) => builtins::call(self, name, recv.as_ref(), args, kwargs, line),
+                Func::Builtin(name, recv) => {
+                    builtins::call(self, name, recv.as_ref(), args, kwargs, line)
+                }
                 Func::Lambda(l, env) => self.call_lambda(l, env, args, kwargs, line),
             },
             Value::Schema(st) => {
                 let st = st.clone();
                 self.instantiate(&st, args, kwargs, vec![], line)
             }
-            other => eval_err(format!("'{}' object is not callable", other.type_name()), line),
+            other => eval_err(
+                format!("'{}' object is not callable", other.type_name()),
+                line,
+            ),
         }
     }
 
     fn enter_call(&mut self, line: u32) -> Result<(), Error> {
         self.depth += 1;
-        if self.depth > self.limits.max_call_depth || crate::stack::used_since(self.stack_base) > self.limits.max_stack_bytes {
+        if self.depth > self.limits.max_call_depth
+            || crate::stack::used_since(self.stack_base) > self.limits.max_stack_bytes
+        {
             return Err(Error::Limit {
                 line,
-                msg: format!("calls nest deeper than {} levels (runaway recursion?)", self.limits.max_call_depth),
+                msg: format!(
+                    "calls nest deeper than {} levels (runaway recursion?)",
+                    self.limits.max_call_depth
+                ),
             });
         }
         Ok(())
     }
 
-    fn call_lambda(&mut self, l: &Rc<Lambda>, env: &Rc<Map>, args: Vec<Value>, kwargs: Vec<(String, Value)>, line: u32) -> Result<Value, Error> {
+    fn call_lambda(
+        &mut self,
+        l: &Rc<Lambda>,
+        env: &Rc<Map>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        line: u32,
+    ) -> Result<Value, Error> {
         if args.len() > l.params.len() {
-            return eval_err(format!("the function takes {} arguments but {} were given", l.params.len(), args.len()), line);
+            return eval_err(
+                format!(
+                    "the function takes {} arguments but {} were given",
+                    l.params.len(),
+                    args.len()
+                ),
+                line,
+            );
         }
         let mut frame = Map::new();
         let mut args = args.into_iter();
@@ -734,7 +913,10 @@ impl Interp {
         }
         for (k, v) in kwargs {
             if !l.params.iter().any(|(n, _, _)| *n == k) {
-                return eval_err(format!("the function got an unexpected keyword argument '{k}'"), line);
+                return eval_err(
+                    format!("the function got an unexpected keyword argument '{k}'"),
+                    line,
+                );
             }
             frame.insert(k, v);
         }
@@ -773,7 +955,14 @@ impl Interp {
 
     // ------------------------------------------------------------ schemas
 
-    fn instantiate(&mut self, st: &Rc<SchemaType>, args: Vec<Value>, kwargs: Vec<(String, Value)>, cfg: Vec<ConfigEntry>, line: u32) -> Result<Value, Error> {
+    fn instantiate(
+        &mut self,
+        st: &Rc<SchemaType>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        cfg: Vec<ConfigEntry>,
+        line: u32,
+    ) -> Result<Value, Error> {
         if st.def.is_mixin {
             return eval_err(format!("mixin {} cannot be instantiated", st.name()), line);
         }
@@ -785,7 +974,14 @@ impl Interp {
         r
     }
 
-    fn instantiate_inner(&mut self, st: &Rc<SchemaType>, args: Vec<Value>, kwargs: Vec<(String, Value)>, cfg: Vec<ConfigEntry>, line: u32) -> Result<Value, Error> {
+    fn instantiate_inner(
+        &mut self,
+        st: &Rc<SchemaType>,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        cfg: Vec<ConfigEntry>,
+        line: u32,
+    ) -> Result<Value, Error> {
         // The schemas whose bodies run, base first.
         let mut chain = Vec::new();
         let mut cur = Some(st.clone());
@@ -842,8 +1038,15 @@ impl Interp {
                 continue;
             }
             let attrs = self.attrs_mut(line)?;
-            if !attrs.contains_key(&key) && !key.starts_with('_') && ctx.index.is_none() && !ctx.declared.iter().any(|(n, _, _)| *n == key) {
-                return eval_err(format!("Cannot add member '{key}' to schema '{}'", st.name()), l);
+            if !attrs.contains_key(&key)
+                && !key.starts_with('_')
+                && ctx.index.is_none()
+                && !ctx.declared.iter().any(|(n, _, _)| *n == key)
+            {
+                return eval_err(
+                    format!("Cannot add member '{key}' to schema '{}'", st.name()),
+                    l,
+                );
             }
             let mut tmp = Map::new();
             if let Some(existing) = attrs.get(&key) {
@@ -852,7 +1055,9 @@ impl Interp {
             apply_entry(&mut tmp, &path, op, v, l)?;
             if let Some(v) = tmp.swap_remove(&key) {
                 let v = match &ctx.index {
-                    Some((_, _, vt)) if !ctx.declared.iter().any(|(n, _, _)| *n == key) => self.convert(v, vt, l, &key)?,
+                    Some((_, _, vt)) if !ctx.declared.iter().any(|(n, _, _)| *n == key) => {
+                        self.convert(v, vt, l, &key)?
+                    }
                     _ => v,
                 };
                 self.attrs_mut(line)?.insert(key, v);
@@ -861,7 +1066,11 @@ impl Interp {
         // Types of declared attributes.
         let declared = std::mem::take(&mut ctx.declared);
         for (name, ty, _) in &declared {
-            let v = self.attrs_mut(line)?.get(name).cloned().unwrap_or(Value::Undefined);
+            let v = self
+                .attrs_mut(line)?
+                .get(name)
+                .cloned()
+                .unwrap_or(Value::Undefined);
             if !v.is_none_like() {
                 let v = self.convert(v, ty, line, name)?;
                 self.attrs_mut(line)?.insert(name.clone(), v);
@@ -873,17 +1082,27 @@ impl Interp {
             defs.extend(s.mixins.iter().cloned());
             for d in defs {
                 for c in &d.def.checks {
-                    if let Some(g) = &c.guard {
-                        if !self.expr(g)?.truthy() {
-                            continue;
-                        }
+                    if let Some(g) = &c.guard
+                        && !self.expr(g)?.truthy()
+                    {
+                        continue;
                     }
                     if !self.expr(&c.cond)?.truthy() {
                         let msg = match &c.msg {
                             Some(m) => self.expr(m)?.to_kcl_string(),
                             None => String::new(),
                         };
-                        return eval_err(format!("Instance check failed: {}", if msg.is_empty() { "Check failed on the condition" } else { &msg }), c.line);
+                        return eval_err(
+                            format!(
+                                "Instance check failed: {}",
+                                if msg.is_empty() {
+                                    "Check failed on the condition"
+                                } else {
+                                    &msg
+                                }
+                            ),
+                            c.line,
+                        );
                     }
                 }
             }
@@ -893,10 +1112,19 @@ impl Interp {
         // Required attributes.
         for (name, _, optional) in &declared {
             if !optional && attrs.get(name).is_none_or(|v| v.is_none_like()) {
-                return eval_err(format!("attribute '{name}' of {} is required and can't be None or Undefined", st.name()), line);
+                return eval_err(
+                    format!(
+                        "attribute '{name}' of {} is required and can't be None or Undefined",
+                        st.name()
+                    ),
+                    line,
+                );
             }
         }
-        let map: Map = attrs.into_iter().filter(|(k, v)| !k.starts_with('_') && !matches!(v, Value::Func(_))).collect();
+        let map: Map = attrs
+            .into_iter()
+            .filter(|(k, v)| !k.starts_with('_') && !matches!(v, Value::Func(_)))
+            .collect();
         Ok(Value::Dict(Rc::new(Dict {
             map,
             schema: Some(st.clone()),
@@ -916,7 +1144,13 @@ impl Interp {
 
     /// Sets an attribute while a schema body runs: the config's entries
     /// for it win over the body's value (`=`) or are unified with it (`:`).
-    fn set_attr(&mut self, name: &str, base: Value, ctx: &mut SchemaCtx, line: u32) -> Result<(), Error> {
+    fn set_attr(
+        &mut self,
+        name: &str,
+        base: Value,
+        ctx: &mut SchemaCtx,
+        line: u32,
+    ) -> Result<(), Error> {
         let mut tmp = Map::new();
         tmp.insert(name.to_string(), base);
         for (path, op, v, l) in &ctx.cfg {
@@ -933,10 +1167,19 @@ impl Interp {
     fn schema_stmt(&mut self, s: &Stmt, ctx: &mut SchemaCtx) -> Result<(), Error> {
         self.step(s.line)?;
         match &s.kind {
-            StmtKind::Attr { name, optional, ty, value } => {
+            StmtKind::Attr {
+                name,
+                optional,
+                ty,
+                value,
+            } => {
                 let base = match value {
                     Some((_, e)) => self.expr(e)?,
-                    None => self.attrs_mut(s.line)?.get(name).cloned().unwrap_or(Value::Undefined),
+                    None => self
+                        .attrs_mut(s.line)?
+                        .get(name)
+                        .cloned()
+                        .unwrap_or(Value::Undefined),
                 };
                 ctx.declared.retain(|(n, _, _)| n != name);
                 ctx.declared.push((name.clone(), ty.clone(), *optional));
@@ -955,7 +1198,12 @@ impl Interp {
                             // applied over the body's value again.
                             self.set_attr(n, v.clone(), ctx, s.line)?;
                         }
-                        Target::Path(..) => return unsupported("assignment to an attribute path inside a schema", s.line),
+                        Target::Path(..) => {
+                            return unsupported(
+                                "assignment to an attribute path inside a schema",
+                                s.line,
+                            );
+                        }
                     }
                 }
                 Ok(())
@@ -976,7 +1224,9 @@ impl Interp {
                 Ok(())
             }
             StmtKind::Expr(e) if matches!(e.kind, ExprKind::Str(_)) => Ok(()),
-            StmtKind::Schema(_) | StmtKind::Import(..) => unsupported("a schema or import inside a schema", s.line),
+            StmtKind::Schema(_) | StmtKind::Import(..) => {
+                unsupported("a schema or import inside a schema", s.line)
+            }
             _ => self.stmt(s),
         }
     }
@@ -985,13 +1235,26 @@ impl Interp {
 
     /// Checks `v` against `ty`, converting a dict to a schema instance
     /// where the type names a schema.
-    pub(crate) fn convert(&mut self, v: Value, ty: &Type, line: u32, what: &str) -> Result<Value, Error> {
+    pub(crate) fn convert(
+        &mut self,
+        v: Value,
+        ty: &Type,
+        line: u32,
+        what: &str,
+    ) -> Result<Value, Error> {
         if v.is_none_like() {
             return Ok(v);
         }
         match self.try_convert(&v, ty, line)? {
             Some(x) => Ok(x),
-            None => eval_err(format!("expected {}, got {} for {what}", type_text(ty), v.type_name()), line),
+            None => eval_err(
+                format!(
+                    "expected {}, got {} for {what}",
+                    type_text(ty),
+                    v.type_name()
+                ),
+                line,
+            ),
         }
     }
 
@@ -1036,10 +1299,20 @@ impl Interp {
             },
             Type::Dict(kt, vt) => match v {
                 Value::Dict(d) if d.schema.is_none() || **kt == Type::Any => {
-                    if !matches!(**kt, Type::Any | Type::Named(_)) || matches!(&**kt, Type::Named(n) if n != "str") {
-                        if !matches!(**kt, Type::Any) {
-                            return Ok(None);
+                    // Keys are strings: a key type must admit them.
+                    let keys_ok = match &**kt {
+                        Type::Any => true,
+                        Type::Named(n) => n == "str",
+                        Type::Lit(LitType::Str(_)) | Type::Union(_) => {
+                            return unsupported(
+                                "a dict type whose keys are literal or union types",
+                                line,
+                            );
                         }
+                        _ => false,
+                    };
+                    if !keys_ok {
+                        return Ok(None);
                     }
                     let mut out = Map::new();
                     for (k, x) in &d.map {
@@ -1062,7 +1335,9 @@ impl Interp {
                 _ => None,
             },
             Type::Named(n) => match (n.as_str(), v) {
-                ("int", Value::Int(_)) | ("str", Value::Str(_)) | ("bool", Value::Bool(_)) => Some(v.clone()),
+                ("int", Value::Int(_)) | ("str", Value::Str(_)) | ("bool", Value::Bool(_)) => {
+                    Some(v.clone())
+                }
                 ("float", Value::Float(_)) | ("float", Value::Int(_)) => Some(v.clone()),
                 ("list", Value::List(_)) | ("dict", Value::Dict(_)) => Some(v.clone()),
                 ("int" | "str" | "bool" | "float" | "list" | "dict", _) => None,
@@ -1076,7 +1351,13 @@ impl Interp {
                             Some(s) if s.is_a(target.name()) => Some(v.clone()),
                             Some(_) => None,
                             None => {
-                                let cfg = d.map.iter().map(|(k, x)| (vec![k.clone()], EntryOp::Union, x.clone(), line)).collect();
+                                let cfg = d
+                                    .map
+                                    .iter()
+                                    .map(|(k, x)| {
+                                        (vec![k.clone()], EntryOp::Union, x.clone(), line)
+                                    })
+                                    .collect();
                                 Some(self.instantiate(&target, vec![], vec![], cfg, line)?)
                             }
                         },
@@ -1115,7 +1396,6 @@ struct SchemaCtx {
     set_keys: HashSet<String>,
 }
 
-
 fn type_text(t: &Type) -> String {
     match t {
         Type::Any => "any".into(),
@@ -1127,7 +1407,13 @@ fn type_text(t: &Type) -> String {
             LitType::Str(s) => format!("{s:?}"),
             LitType::Int(i) => i.to_string(),
             LitType::Float(f) => f.to_string(),
-            LitType::Bool(b) => if *b { "True".into() } else { "False".into() },
+            LitType::Bool(b) => {
+                if *b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
             LitType::None => "None".into(),
         },
         Type::Func => "function".into(),
@@ -1137,11 +1423,28 @@ fn type_text(t: &Type) -> String {
 /// The (key or index, value) pairs a collection iterates over.
 fn iter_pairs(coll: &Value, line: u32) -> Result<Vec<(Value, Value)>, Error> {
     Ok(match coll {
-        Value::List(l) => l.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), v.clone())).collect(),
-        Value::Dict(d) => d.map.iter().map(|(k, v)| (Value::str(k.as_str()), v.clone())).collect(),
-        Value::Str(s) => s.chars().enumerate().map(|(i, c)| (Value::Int(i as i64), Value::str(c.to_string()))).collect(),
+        Value::List(l) => l
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Value::Int(i as i64), v.clone()))
+            .collect(),
+        Value::Dict(d) => d
+            .map
+            .iter()
+            .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
+            .collect(),
+        Value::Str(s) => s
+            .chars()
+            .enumerate()
+            .map(|(i, c)| (Value::Int(i as i64), Value::str(c.to_string())))
+            .collect(),
         Value::None | Value::Undefined => vec![],
-        other => return eval_err(format!("'{}' object is not iterable", other.type_name()), line),
+        other => {
+            return eval_err(
+                format!("'{}' object is not iterable", other.type_name()),
+                line,
+            );
+        }
     })
 }
 
@@ -1171,8 +1474,17 @@ pub(crate) fn index(b: &Value, i: &Value, line: u32) -> Result<Value, Error> {
             Ok(Value::str(chars[k as usize].to_string()))
         }
         (Value::Dict(d), Value::Str(k)) => Ok(d.map.get(&**k).cloned().unwrap_or(Value::Undefined)),
-        (Value::None | Value::Undefined, _) => eval_err("'NoneType' object is not subscriptable", line),
-        (b, i) => eval_err(format!("'{}' object cannot be indexed by '{}'", b.type_name(), i.type_name()), line),
+        (Value::None | Value::Undefined, _) => {
+            eval_err("'NoneType' object is not subscriptable", line)
+        }
+        (b, i) => eval_err(
+            format!(
+                "'{}' object cannot be indexed by '{}'",
+                b.type_name(),
+                i.type_name()
+            ),
+            line,
+        ),
     }
 }
 
@@ -1185,7 +1497,11 @@ fn set_path(cur: Value, path: &[Value], v: Value, line: u32) -> Result<Value, Er
         (Value::Dict(d), Value::Str(k)) => {
             let mut d = (*d).clone();
             let inner = d.map.get(&**k).cloned().unwrap_or(Value::Undefined);
-            let inner = if rest.is_empty() { v } else { set_path(inner, rest, v, line)? };
+            let inner = if rest.is_empty() {
+                v
+            } else {
+                set_path(inner, rest, v, line)?
+            };
             d.map.insert(k.to_string(), inner);
             Ok(Value::Dict(Rc::new(d)))
         }
@@ -1197,15 +1513,28 @@ fn set_path(cur: Value, path: &[Value], v: Value, line: u32) -> Result<Value, Er
                 return eval_err(format!("list index {i} out of range"), line);
             }
             let inner = std::mem::replace(&mut l[k as usize], Value::None);
-            l[k as usize] = if rest.is_empty() { v } else { set_path(inner, rest, v, line)? };
+            l[k as usize] = if rest.is_empty() {
+                v
+            } else {
+                set_path(inner, rest, v, line)?
+            };
             Ok(Value::list(l))
         }
-        (c, k) => eval_err(format!("cannot set '{}' of '{}'", k.to_kcl_string(), c.type_name()), line),
+        (c, k) => eval_err(
+            format!("cannot set '{}' of '{}'", k.to_kcl_string(), c.type_name()),
+            line,
+        ),
     }
 }
 
 /// Applies one config entry (`path op v`) to `map`.
-pub(crate) fn apply_entry(map: &mut Map, path: &[String], op: EntryOp, v: Value, line: u32) -> Result<(), Error> {
+pub(crate) fn apply_entry(
+    map: &mut Map,
+    path: &[String],
+    op: EntryOp,
+    v: Value,
+    line: u32,
+) -> Result<(), Error> {
     let Some((key, rest)) = path.split_first() else {
         return Ok(());
     };
@@ -1215,7 +1544,15 @@ pub(crate) fn apply_entry(map: &mut Map, path: &[String], op: EntryOp, v: Value,
             Some(Value::Dict(d)) => (*d).clone(),
             Some(v) if v.is_none_like() => Dict::default(),
             None => Dict::default(),
-            Some(other) => return eval_err(format!("conflicting values on the attribute '{key}': {} is not a dict", other.type_name()), line),
+            Some(other) => {
+                return eval_err(
+                    format!(
+                        "conflicting values on the attribute '{key}': {} is not a dict",
+                        other.type_name()
+                    ),
+                    line,
+                );
+            }
         };
         apply_entry(&mut inner.map, rest, op, v, line)?;
         map.insert(key.clone(), Value::Dict(Rc::new(inner)));
@@ -1240,7 +1577,15 @@ pub(crate) fn apply_entry(map: &mut Map, path: &[String], op: EntryOp, v: Value,
                     Value::list(l)
                 }
                 (None | Some(Value::None | Value::Undefined), Value::List(_)) => v,
-                (_, other) => return eval_err(format!("only a list can be inserted with +=, not {}", other.type_name()), line),
+                (_, other) => {
+                    return eval_err(
+                        format!(
+                            "only a list can be inserted with +=, not {}",
+                            other.type_name()
+                        ),
+                        line,
+                    );
+                }
             };
             map.insert(key.clone(), new);
         }
@@ -1270,7 +1615,11 @@ pub(crate) fn unify(a: &Value, b: &Value, key: &str, line: u32) -> Result<Value,
         (x, y) if y.is_none_like() => Ok(x.clone()),
         (x, y) if equal(x, y) && x.type_name() == y.type_name() => Ok(x.clone()),
         (x, y) => eval_err(
-            format!("conflicting values on the attribute '{key}' between :\n    {}\nand\n    {}", x.to_kcl_string(), y.to_kcl_string()),
+            format!(
+                "conflicting values on the attribute '{key}' between :\n    {}\nand\n    {}",
+                x.to_kcl_string(),
+                y.to_kcl_string()
+            ),
             line,
         ),
     }
@@ -1306,7 +1655,10 @@ fn check_immutable(prog: &[Stmt], seen: &mut HashMap<String, u32>) -> Result<(),
             }
             if let Some(first) = seen.get(n) {
                 let _ = first;
-                return eval_err(format!("Can not change the value of '{n}', because it was declared immutable"), s.line);
+                return eval_err(
+                    format!("Can not change the value of '{n}', because it was declared immutable"),
+                    s.line,
+                );
             }
             seen.insert(n.to_string(), s.line);
         }

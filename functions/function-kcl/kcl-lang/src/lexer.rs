@@ -102,7 +102,8 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, Error> {
         let first = at_line_start;
         at_line_start = false;
         let tok;
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let (t, n) = number(&chars[i..], line)?;
             tok = t;
             i += n;
@@ -119,7 +120,9 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, Error> {
             }
         } else if c.is_alphabetic() || c == '_' || c == '$' {
             let s = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$') {
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+            {
                 i += 1;
             }
             col += (i - s) as u32;
@@ -161,11 +164,7 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, Error> {
 }
 
 fn is_string_start(c: &[char]) -> bool {
-    match c {
-        ['"' | '\'', ..] => true,
-        ['r' | 'R', '"' | '\'', ..] => true,
-        _ => false,
-    }
+    matches!(c, ['"' | '\'', ..] | ['r' | 'R', '"' | '\'', ..])
 }
 
 fn number(c: &[char], line: u32) -> Result<(Tok, usize), Error> {
@@ -185,7 +184,10 @@ fn number(c: &[char], line: u32) -> Result<(Tok, usize), Error> {
         let digits: String = c[s..i].iter().filter(|d| **d != '_').collect();
         let v = i64::from_str_radix(&digits, radix).map_err(|_| Error::Syntax {
             line,
-            msg: format!("invalid integer literal {:?}", c[..i].iter().collect::<String>()),
+            msg: format!(
+                "invalid integer literal {:?}",
+                c[..i].iter().collect::<String>()
+            ),
         })?;
         return Ok((Tok::Int(v), i));
     }

@@ -49,6 +49,9 @@ pub struct Output {
     pub values: Map,
     /// What `print()` wrote.
     pub printed: String,
+    /// When the program's output is a top-level list expression, its
+    /// elements: a stream of YAML documents (then `values` is empty).
+    pub stream: Option<Vec<Value>>,
 }
 
 /// Parses and runs a program.
@@ -59,6 +62,7 @@ pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     Ok(Output {
         values,
         printed: std::mem::take(&mut it.printed),
+        stream: it.stream.take().map(|(docs, _)| docs),
     })
 }
 

@@ -45,6 +45,9 @@ struct Parser {
     stack_budget: usize,
 }
 
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Expr>, Vec<(String, Expr)>);
+
 const COMPARE_OPS: &[&str] = &["==", "!=", "<", ">", "<=", ">="];
 
 impl Parser {
@@ -109,7 +112,10 @@ impl Parser {
         if self.eat_op(op) {
             Ok(())
         } else {
-            self.syntax(format!("expected {op:?}, found {}", describe(&self.peek().tok)))
+            self.syntax(format!(
+                "expected {op:?}, found {}",
+                describe(&self.peek().tok)
+            ))
         }
     }
 
@@ -131,7 +137,8 @@ impl Parser {
 
     fn enter(&mut self) -> Result<(), Error> {
         self.nest += 1;
-        if self.nest > MAX_NESTING || crate::stack::used_since(self.stack_base) > self.stack_budget {
+        if self.nest > MAX_NESTING || crate::stack::used_since(self.stack_base) > self.stack_budget
+        {
             return Err(Error::Limit {
                 line: self.line(),
                 msg: format!("expressions nest deeper than {MAX_NESTING} levels"),
@@ -144,7 +151,11 @@ impl Parser {
         self.nest -= 1;
     }
 
-    fn with_nl<T>(&mut self, nl_ends: bool, f: impl FnOnce(&mut Self) -> Result<T, Error>) -> Result<T, Error> {
+    fn with_nl<T>(
+        &mut self,
+        nl_ends: bool,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let saved = self.nl_ends;
         self.nl_ends = nl_ends;
         let r = f(self);
@@ -158,7 +169,11 @@ impl Parser {
     /// bracket or the end).
     fn at_stmt_end(&self) -> bool {
         let t = self.peek();
-        t.first || matches!(t.tok, Tok::Eof | Tok::Op(";") | Tok::Op("}") | Tok::Op(")") | Tok::Op("]"))
+        t.first
+            || matches!(
+                t.tok,
+                Tok::Eof | Tok::Op(";") | Tok::Op("}") | Tok::Op(")") | Tok::Op("]")
+            )
     }
 
     fn end_simple(&mut self) -> Result<(), Error> {
@@ -168,7 +183,10 @@ impl Parser {
         if self.at_stmt_end() {
             Ok(())
         } else {
-            self.syntax(format!("expected the end of the statement, found {}", describe(&self.peek().tok)))
+            self.syntax(format!(
+                "expected the end of the statement, found {}",
+                describe(&self.peek().tok)
+            ))
         }
     }
 
@@ -217,7 +235,11 @@ impl Parser {
                     path.push('.');
                     path.push_str(&self.ident()?);
                 }
-                let alias = if self.eat_name("as") { Some(self.ident()?) } else { None };
+                let alias = if self.eat_name("as") {
+                    Some(self.ident()?)
+                } else {
+                    None
+                };
                 self.end_simple()?;
                 out.push(Stmt {
                     kind: StmtKind::Import(path, alias),
@@ -234,9 +256,16 @@ impl Parser {
                 });
                 return Ok(());
             }
-            "protocol" if matches!(self.peek_at(1).tok, Tok::Name(_)) => return unsupported("protocol", line),
-            "rule" if matches!(self.peek_at(1).tok, Tok::Name(_)) => return unsupported("rule", line),
-            "type" if matches!(self.peek_at(1).tok, Tok::Name(_)) && matches!(self.peek_at(2).tok, Tok::Op("=")) => {
+            "protocol" if matches!(self.peek_at(1).tok, Tok::Name(_)) => {
+                return unsupported("protocol", line);
+            }
+            "rule" if matches!(self.peek_at(1).tok, Tok::Name(_)) => {
+                return unsupported("rule", line);
+            }
+            "type"
+                if matches!(self.peek_at(1).tok, Tok::Name(_))
+                    && matches!(self.peek_at(2).tok, Tok::Op("=")) =>
+            {
                 self.pos += 1;
                 let name = self.ident()?;
                 self.expect_op("=")?;
@@ -278,8 +307,16 @@ impl Parser {
             "assert" => {
                 self.pos += 1;
                 let cond = self.or_expr()?;
-                let guard = if self.can_continue() && self.eat_name("if") { Some(self.or_expr()?) } else { None };
-                let msg = if self.eat_op(",") { Some(self.expr()?) } else { None };
+                let guard = if self.can_continue() && self.eat_name("if") {
+                    Some(self.or_expr()?)
+                } else {
+                    None
+                };
+                let msg = if self.eat_op(",") {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
                 self.end_simple()?;
                 out.push(Stmt {
                     kind: StmtKind::Assert(cond, guard, msg),
@@ -295,7 +332,9 @@ impl Parser {
         // `name: T [= value]`, `name?: T`, `name: T {config}`.
         if let Tok::Name(name) = &t.tok {
             let next = &self.peek_at(1).tok;
-            if matches!(next, Tok::Op(":")) || (matches!(next, Tok::Op("?")) && matches!(self.peek_at(2).tok, Tok::Op(":"))) {
+            if matches!(next, Tok::Op(":"))
+                || (matches!(next, Tok::Op("?")) && matches!(self.peek_at(2).tok, Tok::Op(":")))
+            {
                 let name = name.clone();
                 self.pos += 1;
                 let optional = self.eat_op("?");
@@ -308,7 +347,12 @@ impl Parser {
                     Some((
                         EntryOp::Union,
                         Expr {
-                            kind: ExprKind::SchemaInst(Box::new(callee), vec![], vec![], Box::new(cfg)),
+                            kind: ExprKind::SchemaInst(
+                                Box::new(callee),
+                                vec![],
+                                vec![],
+                                Box::new(cfg),
+                            ),
                             line,
                         },
                     ))
@@ -350,16 +394,20 @@ impl Parser {
             });
             return Ok(());
         }
-        for op in ["+=", "-=", "*=", "/=", "//=", "%=", "**=", "<<=", ">>=", "&=", "|=", "^="] {
+        for op in [
+            "+=", "-=", "*=", "/=", "//=", "%=", "**=", "<<=", ">>=", "&=", "|=", "^=",
+        ] {
             if self.eat_op(op) {
                 let target = to_target(e)?;
                 let value = self.expr()?;
                 self.end_simple()?;
                 let bin = &op[..op.len() - 1];
-                let bin: &'static str = ["+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^"]
-                    .into_iter()
-                    .find(|b| *b == bin)
-                    .unwrap_or("+");
+                let bin: &'static str = [
+                    "+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^",
+                ]
+                .into_iter()
+                .find(|b| *b == bin)
+                .unwrap_or("+");
                 out.push(Stmt {
                     kind: StmtKind::AugAssign(target, bin, value),
                     line,
@@ -430,7 +478,9 @@ impl Parser {
             } else if self.at_op("[") {
                 self.pos += 1;
                 let _any = self.eat_op("...");
-                let key_name = if matches!(self.peek().tok, Tok::Name(_)) && matches!(self.peek_at(1).tok, Tok::Op(":")) {
+                let key_name = if matches!(self.peek().tok, Tok::Name(_))
+                    && matches!(self.peek_at(1).tok, Tok::Op(":"))
+                {
                     let n = self.ident()?;
                     self.pos += 1;
                     Some(n)
@@ -464,15 +514,28 @@ impl Parser {
         while !self.at_eof() && self.peek().first && self.peek().col >= bcol {
             let line = self.line();
             let cond = self.or_expr()?;
-            let guard = if self.can_continue() && self.eat_name("if") { Some(self.or_expr()?) } else { None };
-            let msg = if self.eat_op(",") { Some(self.expr()?) } else { None };
+            let guard = if self.can_continue() && self.eat_name("if") {
+                Some(self.or_expr()?)
+            } else {
+                None
+            };
+            let msg = if self.eat_op(",") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
             self.end_simple()?;
-            out.push(Check { cond, guard, msg, line });
+            out.push(Check {
+                cond,
+                guard,
+                msg,
+                line,
+            });
         }
         Ok(())
     }
 
-    fn params(&mut self, close: &str) -> Result<Vec<(String, Option<Type>, Option<Expr>)>, Error> {
+    fn params(&mut self, close: &str) -> Result<Vec<Param>, Error> {
         self.with_nl(false, |p| {
             let mut params = Vec::new();
             while !p.eat_op(close) {
@@ -497,7 +560,11 @@ impl Parser {
             self.pos += 1;
             alts.push(self.ty_single()?);
         }
-        Ok(if alts.len() == 1 { alts.remove(0) } else { Type::Union(alts) })
+        Ok(if alts.len() == 1 {
+            alts.remove(0)
+        } else {
+            Type::Union(alts)
+        })
     }
 
     fn ty_single(&mut self) -> Result<Type, Error> {
@@ -519,7 +586,11 @@ impl Parser {
                 }
             },
             Tok::Op("[") => {
-                let inner = if self.at_op("]") { Type::Any } else { self.with_nl(false, |p| p.ty())? };
+                let inner = if self.at_op("]") {
+                    Type::Any
+                } else {
+                    self.with_nl(false, |p| p.ty())?
+                };
                 self.expect_op("]")?;
                 Type::List(Box::new(inner))
             }
@@ -558,7 +629,9 @@ impl Parser {
             Tok::Op("-") => match self.next().tok {
                 Tok::Int(i) => Type::Lit(LitType::Int(-i)),
                 Tok::Float(f) => Type::Lit(LitType::Float(-f)),
-                other => return self.syntax(format!("expected a type, found {}", describe(&other))),
+                other => {
+                    return self.syntax(format!("expected a type, found {}", describe(&other)));
+                }
             },
             other => return self.syntax(format!("expected a type, found {}", describe(&other))),
         })
@@ -599,7 +672,11 @@ impl Parser {
             while !p.at_op("{") && !p.at_op("->") {
                 let name = p.ident()?;
                 let ty = if p.eat_op(":") { Some(p.ty()?) } else { None };
-                let def = if p.eat_op("=") { Some(p.or_expr()?) } else { None };
+                let def = if p.eat_op("=") {
+                    Some(p.or_expr()?)
+                } else {
+                    None
+                };
                 params.push((name, ty, def));
                 if !p.eat_op(",") {
                     break;
@@ -607,7 +684,11 @@ impl Parser {
             }
             Ok(())
         })?;
-        let ret = if self.eat_op("->") { Some(self.ty()?) } else { None };
+        let ret = if self.eat_op("->") {
+            Some(self.ty()?)
+        } else {
+            None
+        };
         self.expect_op("{")?;
         let body = self.with_nl(true, |p| {
             let mut body = Vec::new();
@@ -626,7 +707,12 @@ impl Parser {
         })?;
         self.expect_op("}")?;
         Ok(Expr {
-            kind: ExprKind::Lambda(Rc::new(Lambda { params, ret, body, line })),
+            kind: ExprKind::Lambda(Rc::new(Lambda {
+                params,
+                ret,
+                body,
+                line,
+            })),
             line,
         })
     }
@@ -679,7 +765,9 @@ impl Parser {
             let op: &'static str = match &self.peek().tok {
                 Tok::Op(o) if COMPARE_OPS.contains(o) => o,
                 Tok::Name(n) if n == "in" => "in",
-                Tok::Name(n) if n == "not" && matches!(&self.peek_at(1).tok, Tok::Name(m) if m == "in") => {
+                Tok::Name(n)
+                    if n == "not" && matches!(&self.peek_at(1).tok, Tok::Name(m) if m == "in") =>
+                {
                     self.pos += 1;
                     "not in"
                 }
@@ -711,7 +799,14 @@ impl Parser {
 
     /// Binary operators by precedence level: `|`, `^`, `&`, shifts, `+ -`, `* / // %`.
     fn binop(&mut self, level: usize) -> Result<Expr, Error> {
-        const LEVELS: &[&[&str]] = &[&["|"], &["^"], &["&"], &["<<", ">>"], &["+", "-"], &["*", "/", "//", "%"]];
+        const LEVELS: &[&[&str]] = &[
+            &["|"],
+            &["^"],
+            &["&"],
+            &["<<", ">>"],
+            &["+", "-"],
+            &["*", "/", "//", "%"],
+        ];
         if level == LEVELS.len() {
             return self.unary();
         }
@@ -803,7 +898,15 @@ impl Parser {
                             line,
                         },
                         other => Expr {
-                            kind: ExprKind::SchemaInst(Box::new(Expr { kind: other, line: e.line }), vec![], vec![], Box::new(cfg)),
+                            kind: ExprKind::SchemaInst(
+                                Box::new(Expr {
+                                    kind: other,
+                                    line: e.line,
+                                }),
+                                vec![],
+                                vec![],
+                                Box::new(cfg),
+                            ),
                             line,
                         },
                     };
@@ -848,7 +951,7 @@ impl Parser {
         }
     }
 
-    fn args(&mut self) -> Result<(Vec<Expr>, Vec<(String, Expr)>), Error> {
+    fn args(&mut self) -> Result<CallArgs, Error> {
         self.with_nl(false, |p| {
             let mut args = Vec::new();
             let mut kwargs = Vec::new();
@@ -909,10 +1012,12 @@ impl Parser {
                 self.pos -= 1;
                 return self.config_literal();
             }
-            other => return Err(Error::Syntax {
-                line,
-                msg: format!("unexpected {}", describe(&other)),
-            }),
+            other => {
+                return Err(Error::Syntax {
+                    line,
+                    msg: format!("unexpected {}", describe(&other)),
+                });
+            }
         };
         Ok(Expr { kind, line })
     }
@@ -950,7 +1055,9 @@ impl Parser {
         // `all x in`, `all x, y in`
         match (&self.peek().tok, &self.peek_at(1).tok) {
             (Tok::Name(_), Tok::Name(n)) if n == "in" => true,
-            (Tok::Name(_), Tok::Op(",")) => matches!((&self.peek_at(2).tok, &self.peek_at(3).tok), (Tok::Name(_), Tok::Name(n)) if n == "in"),
+            (Tok::Name(_), Tok::Op(",")) => {
+                matches!((&self.peek_at(2).tok, &self.peek_at(3).tok), (Tok::Name(_), Tok::Name(n)) if n == "in")
+            }
             _ => false,
         }
     }
@@ -967,7 +1074,11 @@ impl Parser {
         self.expect_op("{")?;
         let (body, guard) = self.with_nl(false, |p| {
             let body = p.expr()?;
-            let guard = if p.eat_name("if") { Some(Box::new(p.expr()?)) } else { None };
+            let guard = if p.eat_name("if") {
+                Some(Box::new(p.expr()?))
+            } else {
+                None
+            };
             Ok((body, guard))
         })?;
         self.expect_op("}")?;
@@ -1102,19 +1213,17 @@ impl Parser {
             // A dict comprehension?
             if !p.at_op("**") && !p.at_name("if") {
                 let save = p.pos;
-                if let Ok(k) = p.with_nl(false, |p| p.or_expr()) {
-                    if p.eat_op(":") || p.eat_op("=") {
-                        if let Ok(v) = p.with_nl(false, |p| p.expr()) {
-                            if p.at_name("for") {
-                                let fors = p.with_nl(false, |p| p.comp_fors())?;
-                                p.expect_op("}")?;
-                                return Ok(Expr {
-                                    kind: ExprKind::DictComp(Box::new(k), Box::new(v), fors),
-                                    line,
-                                });
-                            }
-                        }
-                    }
+                if let Ok(k) = p.with_nl(false, |p| p.or_expr())
+                    && (p.eat_op(":") || p.eat_op("="))
+                    && let Ok(v) = p.with_nl(false, |p| p.expr())
+                    && p.at_name("for")
+                {
+                    let fors = p.with_nl(false, |p| p.comp_fors())?;
+                    p.expect_op("}")?;
+                    return Ok(Expr {
+                        kind: ExprKind::DictComp(Box::new(k), Box::new(v), fors),
+                        line,
+                    });
                 }
                 p.pos = save;
             }
@@ -1147,7 +1256,9 @@ impl Parser {
             let line = self.line();
             if self.eat_op("**") {
                 out.push(Entry::Unpack(self.expr()?));
-            } else if self.at_name("if") && !matches!(self.peek_at(1).tok, Tok::Op(":" | "=" | "+=")) {
+            } else if self.at_name("if")
+                && !matches!(self.peek_at(1).tok, Tok::Op(":" | "=" | "+="))
+            {
                 let col = self.peek().col;
                 let mut arms = Vec::new();
                 self.pos += 1;
@@ -1156,13 +1267,19 @@ impl Parser {
                 let same = !self.peek().first;
                 arms.push((Some(cond), self.entries(Some((col, same)))?));
                 loop {
-                    if self.peek().col == col && self.at_name("elif") && !matches!(self.peek_at(1).tok, Tok::Op(":" | "=")) {
+                    if self.peek().col == col
+                        && self.at_name("elif")
+                        && !matches!(self.peek_at(1).tok, Tok::Op(":" | "="))
+                    {
                         self.pos += 1;
                         let cond = self.with_nl(false, |p| p.or_expr())?;
                         self.expect_op(":")?;
                         let same = !self.peek().first;
                         arms.push((Some(cond), self.entries(Some((col, same)))?));
-                    } else if self.peek().col == col && self.at_name("else") && matches!(self.peek_at(1).tok, Tok::Op(":")) {
+                    } else if self.peek().col == col
+                        && self.at_name("else")
+                        && matches!(self.peek_at(1).tok, Tok::Op(":"))
+                    {
                         self.pos += 1;
                         self.expect_op(":")?;
                         let same = !self.peek().first;
@@ -1182,7 +1299,10 @@ impl Parser {
                 } else if self.eat_op("+=") {
                     EntryOp::Insert
                 } else {
-                    return self.syntax(format!("expected `:`, `=` or `+=` after a config key, found {}", describe(&self.peek().tok)));
+                    return self.syntax(format!(
+                        "expected `:`, `=` or `+=` after a config key, found {}",
+                        describe(&self.peek().tok)
+                    ));
                 };
                 let value = self.expr()?;
                 out.push(Entry::Kv(key, op, value, line));
@@ -1249,7 +1369,9 @@ fn is_schema_callee(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Name(n) => !matches!(n.as_str(), "True" | "False" | "None" | "Undefined"),
         ExprKind::Attr(b, _, false) => is_schema_callee(b),
-        ExprKind::Call(c, _, _) => matches!(c.kind, ExprKind::Name(_) | ExprKind::Attr(..)) && is_schema_callee(c),
+        ExprKind::Call(c, _, _) => {
+            matches!(c.kind, ExprKind::Name(_) | ExprKind::Attr(..)) && is_schema_callee(c)
+        }
         _ => false,
     }
 }

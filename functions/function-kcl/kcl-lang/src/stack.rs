@@ -7,7 +7,11 @@
 /// guest's 1 MiB in optimised builds; unoptimised builds use frames many
 /// times larger, so they get 6 MiB (run them on a thread with a stack of
 /// 8 MiB or more, as the tests do).
-pub const DEFAULT_STACK_BUDGET: usize = if cfg!(debug_assertions) { 6 << 20 } else { 512 << 10 };
+pub const DEFAULT_STACK_BUDGET: usize = if cfg!(debug_assertions) {
+    6 << 20
+} else {
+    512 << 10
+};
 
 /// An approximation of the current stack pointer.
 #[inline(never)]

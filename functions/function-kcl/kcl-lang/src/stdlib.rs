@@ -13,13 +13,43 @@ use crate::value::{Map, Value, float_str};
 pub const MODULES: &[&str] = &["regex", "base64", "json", "yaml", "crypto", "math"];
 
 const FUNCTIONS: &[&str] = &[
-    "regex.match", "regex.replace", "regex.compile", "regex.findall", "regex.search", "regex.split",
-    "base64.encode", "base64.decode",
-    "json.encode", "json.decode", "json.validate",
-    "yaml.encode", "yaml.decode", "yaml.decode_all", "yaml.encode_all", "yaml.validate",
-    "crypto.sha1", "crypto.sha224", "crypto.sha256", "crypto.sha384", "crypto.sha512",
-    "math.ceil", "math.floor", "math.exp", "math.expm1", "math.factorial", "math.gcd", "math.isfinite", "math.isinf",
-    "math.isnan", "math.log", "math.log1p", "math.log2", "math.log10", "math.pow", "math.sqrt", "math.modf",
+    "regex.match",
+    "regex.replace",
+    "regex.compile",
+    "regex.findall",
+    "regex.search",
+    "regex.split",
+    "base64.encode",
+    "base64.decode",
+    "json.encode",
+    "json.decode",
+    "json.validate",
+    "yaml.encode",
+    "yaml.decode",
+    "yaml.decode_all",
+    "yaml.encode_all",
+    "yaml.validate",
+    "crypto.sha1",
+    "crypto.sha224",
+    "crypto.sha256",
+    "crypto.sha384",
+    "crypto.sha512",
+    "math.ceil",
+    "math.floor",
+    "math.exp",
+    "math.expm1",
+    "math.factorial",
+    "math.gcd",
+    "math.isfinite",
+    "math.isinf",
+    "math.isnan",
+    "math.log",
+    "math.log1p",
+    "math.log2",
+    "math.log10",
+    "math.pow",
+    "math.sqrt",
+    "math.modf",
 ];
 
 /// The longest regular expression accepted, in bytes.
@@ -52,8 +82,16 @@ fn compile(pattern: &str, line: u32) -> Result<regex::Regex, Error> {
         .size_limit(8 << 20)
         .build()
         .or_else(|e| {
-            if pattern.contains("(?=") || pattern.contains("(?!") || pattern.contains("(?<=") || pattern.contains("(?<!") || pattern.contains("\\1") {
-                unsupported("regular expressions with lookaround or backreferences", line)
+            if pattern.contains("(?=")
+                || pattern.contains("(?!")
+                || pattern.contains("(?<=")
+                || pattern.contains("(?<!")
+                || pattern.contains("\\1")
+            {
+                unsupported(
+                    "regular expressions with lookaround or backreferences",
+                    line,
+                )
             } else {
                 eval_err(format!("invalid regular expression {pattern:?}: {e}"), line)
             }
@@ -122,7 +160,10 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
         }
         "json.encode" => {
             if a.flag(1, "sort_keys") || a.flag(3, "ignore_private") || a.flag(4, "ignore_none") {
-                return unsupported("json.encode options sort_keys/ignore_private/ignore_none", line);
+                return unsupported(
+                    "json.encode options sort_keys/ignore_private/ignore_none",
+                    line,
+                );
             }
             let indent = a.opt_int(2, "indent")?.map(|n| n.clamp(0, 64) as usize);
             let out = json_encode(&a.req(0, "data")?, indent, line)?;
@@ -137,7 +178,9 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
                 Err(e) => return eval_err(format!("json.decode: {e}"), line),
             }
         }
-        "json.validate" => Value::Bool(serde_json::from_str::<serde_json::Value>(&a.str(0, "value")?).is_ok()),
+        "json.validate" => {
+            Value::Bool(serde_json::from_str::<serde_json::Value>(&a.str(0, "value")?).is_ok())
+        }
         "yaml.decode" => {
             let s = a.str(0, "value")?;
             it.check_str(&s, line)?;
@@ -160,16 +203,26 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
             }
             Value::list(out)
         }
-        "yaml.validate" => Value::Bool(serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&a.str(0, "value")?).is_ok()),
+        "yaml.validate" => Value::Bool(
+            serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&a.str(0, "value")?).is_ok(),
+        ),
         "yaml.encode" | "yaml.encode_all" => {
             if a.flag(1, "sort_keys") || a.flag(2, "ignore_private") || a.flag(3, "ignore_none") {
-                return unsupported("yaml.encode options sort_keys/ignore_private/ignore_none", line);
+                return unsupported(
+                    "yaml.encode options sort_keys/ignore_private/ignore_none",
+                    line,
+                );
             }
             let data = a.req(0, "data")?;
             let docs: Vec<Value> = if name == "yaml.encode_all" {
                 match data {
                     Value::List(l) => l.to_vec(),
-                    other => return eval_err(format!("yaml.encode_all expects a list, got {}", other.type_name()), line),
+                    other => {
+                        return eval_err(
+                            format!("yaml.encode_all expects a list, got {}", other.type_name()),
+                            line,
+                        );
+                    }
                 }
             } else {
                 vec![data]
@@ -196,7 +249,12 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
                 "crypto.sha384" => sha2::Sha384::digest(s.as_bytes()).to_vec(),
                 _ => sha2::Sha512::digest(s.as_bytes()).to_vec(),
             };
-            Value::str(digest.iter().map(|b| format!("{b:02x}")).collect::<String>())
+            Value::str(
+                digest
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>(),
+            )
         }
         _ if name.starts_with("math.") => math(name, &a, line)?,
         other => return unsupported(other, line),
@@ -208,7 +266,10 @@ fn num(v: Value, line: u32) -> Result<f64, Error> {
         Value::Int(i) => Ok(i as f64),
         Value::Float(f) => Ok(f),
         Value::Bool(b) => Ok(b as i64 as f64),
-        other => eval_err(format!("expected a number, got {}", other.type_name()), line),
+        other => eval_err(
+            format!("expected a number, got {}", other.type_name()),
+            line,
+        ),
     }
 }
 
@@ -219,7 +280,11 @@ fn math(name: &str, a: &Args, line: u32) -> Result<Value, Error> {
             Value::Int(i) => Value::Int(i),
             other => {
                 let f = num(other, line)?;
-                let r = if name == "math.ceil" { f.ceil() } else { f.floor() };
+                let r = if name == "math.ceil" {
+                    f.ceil()
+                } else {
+                    f.floor()
+                };
                 if !r.is_finite() || r.abs() >= 9.2e18 {
                     return eval_err(format!("cannot convert {} to int", float_str(r)), line);
                 }
@@ -260,14 +325,14 @@ fn math(name: &str, a: &Args, line: u32) -> Result<Value, Error> {
         "math.isnan" => Value::Bool(num(x, line)?.is_nan()),
         "math.pow" => {
             let y = a.req(1, "y")?;
-            if let (Value::Int(b), Value::Int(e)) = (&x, &y) {
-                if *e >= 0 {
-                    let e = u32::try_from(*e).ok();
-                    return match e.and_then(|e| b.checked_pow(e)) {
-                        Some(r) => Ok(Value::Int(r)),
-                        None => eval_err("integer overflow in math.pow", line),
-                    };
-                }
+            if let (Value::Int(b), Value::Int(e)) = (&x, &y)
+                && *e >= 0
+            {
+                let e = u32::try_from(*e).ok();
+                return match e.and_then(|e| b.checked_pow(e)) {
+                    Some(r) => Ok(Value::Int(r)),
+                    None => eval_err("integer overflow in math.pow", line),
+                };
             }
             let y = num(y, line)?;
             Value::Float(num(x, line)?.powf(y))
@@ -297,7 +362,11 @@ fn math(name: &str, a: &Args, line: u32) -> Result<Value, Error> {
 
 /// Converts decoded JSON, keeping the key order of the source text
 /// (`serde_json` maps here are sorted, so the order is read again).
-pub(crate) fn json_to_value_ordered(src: &str, _j: &serde_json::Value, line: u32) -> Result<Value, Error> {
+pub(crate) fn json_to_value_ordered(
+    src: &str,
+    _j: &serde_json::Value,
+    line: u32,
+) -> Result<Value, Error> {
     // Reading JSON as YAML keeps the order: JSON is YAML.
     match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(src) {
         Ok(y) => yaml_to_value(&y, line, 0),

@@ -204,12 +204,23 @@ impl Value {
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as J;
         match self {
-            Value::Undefined | Value::None | Value::Func(_) | Value::Schema(_) | Value::Module(_) => J::Null,
+            Value::Undefined
+            | Value::None
+            | Value::Func(_)
+            | Value::Schema(_)
+            | Value::Module(_) => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f).map(J::Number).unwrap_or(J::Null),
+            Value::Float(f) => serde_json::Number::from_f64(*f)
+                .map(J::Number)
+                .unwrap_or(J::Null),
             Value::Str(s) => J::String(s.to_string()),
-            Value::List(l) => J::Array(l.iter().filter(|v| v.is_data() && !matches!(v, Value::Undefined)).map(|v| v.to_json()).collect()),
+            Value::List(l) => J::Array(
+                l.iter()
+                    .filter(|v| v.is_data() && !matches!(v, Value::Undefined))
+                    .map(|v| v.to_json())
+                    .collect(),
+            ),
             Value::Dict(d) => {
                 let mut m = serde_json::Map::new();
                 for (k, v) in &d.map {
@@ -234,7 +245,11 @@ impl Value {
             },
             J::String(s) => Value::str(s.as_str()),
             J::Array(a) => Value::list(a.iter().map(Value::from_json).collect()),
-            J::Object(o) => Value::dict(o.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect()),
+            J::Object(o) => Value::dict(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -259,7 +274,11 @@ impl Value {
 
     fn write_canonical(&self, out: &mut String) {
         match self {
-            Value::Undefined | Value::None | Value::Func(_) | Value::Schema(_) | Value::Module(_) => out.push_str("null"),
+            Value::Undefined
+            | Value::None
+            | Value::Func(_)
+            | Value::Schema(_)
+            | Value::Module(_) => out.push_str("null"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
@@ -269,7 +288,10 @@ impl Value {
             Value::List(l) => {
                 out.push('[');
                 let mut first = true;
-                for v in l.iter().filter(|v| v.is_data() && !matches!(v, Value::Undefined)) {
+                for v in l
+                    .iter()
+                    .filter(|v| v.is_data() && !matches!(v, Value::Undefined))
+                {
                     if !first {
                         out.push(',');
                     }
@@ -281,7 +303,9 @@ impl Value {
             Value::Dict(d) => {
                 out.push('{');
                 let mut first = true;
-                for (k, v) in d.map.iter().filter(|(k, v)| v.is_data() && !matches!(v, Value::Undefined) && !k.starts_with('_')) {
+                for (k, v) in d.map.iter().filter(|(k, v)| {
+                    v.is_data() && !matches!(v, Value::Undefined) && !k.starts_with('_')
+                }) {
                     if !first {
                         out.push(',');
                     }
@@ -315,7 +339,11 @@ pub fn float_str(f: f64) -> String {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
     let s = format!("{f}");
-    if s.contains('.') || s.contains('e') { s } else { format!("{s}.0") }
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
 }
 
 /// Structural equality as KCL's `==` defines it (1 == 1.0).
@@ -327,9 +355,14 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
         (Value::Str(x), Value::Str(y)) => x == y,
-        (Value::List(x), Value::List(y)) => x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(a, b)),
+        (Value::List(x), Value::List(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(a, b))
+        }
         (Value::Dict(x), Value::Dict(y)) => {
-            x.map.len() == y.map.len() && x.map.iter().all(|(k, v)| y.map.get(k).is_some_and(|w| equal(v, w)))
+            x.map.len() == y.map.len()
+                && x.map
+                    .iter()
+                    .all(|(k, v)| y.map.get(k).is_some_and(|w| equal(v, w)))
         }
         (Value::Func(x), Value::Func(y)) => Rc::ptr_eq(x, y),
         (Value::Schema(x), Value::Schema(y)) => Rc::ptr_eq(x, y),
@@ -346,7 +379,10 @@ mod tests {
     fn display_forms() {
         let d = Value::dict(Map::from_iter([
             ("k".to_string(), Value::str("v")),
-            ("n".to_string(), Value::list(vec![Value::Int(1), Value::str("x")])),
+            (
+                "n".to_string(),
+                Value::list(vec![Value::Int(1), Value::str("x")]),
+            ),
             ("f".to_string(), Value::Float(1.0)),
         ]));
         assert_eq!(d.to_kcl_string(), "{'k': 'v', 'n': [1, x], 'f': 1.0}");

@@ -22,7 +22,11 @@ pub fn encode(v: &Value, line: u32) -> Result<String, Error> {
 
 fn entries(v: &Value) -> Vec<(&String, &Value)> {
     match v {
-        Value::Dict(d) => d.map.iter().filter(|(_, x)| x.is_data() && !matches!(x, Value::Undefined)).collect(),
+        Value::Dict(d) => d
+            .map
+            .iter()
+            .filter(|(_, x)| x.is_data() && !matches!(x, Value::Undefined))
+            .collect(),
         _ => vec![],
     }
 }
@@ -117,8 +121,15 @@ fn write_scalar(v: &Value, indent: usize, out: &mut String, line: u32) -> Result
                     1 => "|",
                     _ => "|+",
                 });
-                let body = if trailing == 1 { &s[..s.len() - 1] } else { &s[..] };
-                let body = body.strip_suffix('\n').map(|b| if trailing > 1 { body } else { b }).unwrap_or(body);
+                let body = if trailing == 1 {
+                    &s[..s.len() - 1]
+                } else {
+                    &s[..]
+                };
+                let body = body
+                    .strip_suffix('\n')
+                    .map(|b| if trailing > 1 { body } else { b })
+                    .unwrap_or(body);
                 for l in body.split('\n') {
                     out.push('\n');
                     if !l.is_empty() {
@@ -132,14 +143,19 @@ fn write_scalar(v: &Value, indent: usize, out: &mut String, line: u32) -> Result
         }
         Value::Dict(_) => out.push_str("{}"),
         Value::List(_) => out.push_str("[]"),
-        other => return eval_err(format!("{} is not YAML serializable", other.type_name()), line),
+        other => {
+            return eval_err(
+                format!("{} is not YAML serializable", other.type_name()),
+                line,
+            );
+        }
     }
     Ok(())
 }
 
 const SPECIAL_WORDS: &[&str] = &[
-    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off",
-    "Off", "OFF", "null", "Null", "NULL", "~",
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false",
+    "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~",
 ];
 
 /// A string as a plain or quoted scalar.
@@ -149,14 +165,20 @@ fn quote(s: &str) -> String {
         || SPECIAL_WORDS.contains(&s)
         || s.starts_with(' ')
         || s.ends_with(' ')
-        || first.is_some_and(|c| "-?:,[]{}#&*!|>'\"%@`".contains(c) || c.is_ascii_digit() || c == '.' || c == '+')
+        || first.is_some_and(|c| {
+            "-?:,[]{}#&*!|>'\"%@`".contains(c) || c.is_ascii_digit() || c == '.' || c == '+'
+        })
         || s.contains(": ")
         || s.contains(" #")
         || s.ends_with(':');
     if s.chars().any(|c| c.is_control()) {
         return serde_json::Value::String(s.to_string()).to_string();
     }
-    if needs { format!("'{}'", s.replace('\'', "''")) } else { s.to_string() }
+    if needs {
+        format!("'{}'", s.replace('\'', "''"))
+    } else {
+        s.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -167,9 +189,23 @@ mod tests {
     #[test]
     fn quoting_and_layout() {
         let v = Value::dict(Map::from_iter([
-            ("c".to_string(), Value::list(vec![Value::str("-c"), Value::str("1x"), Value::str("x#"), Value::str("a\nb")])),
-            ("d".to_string(), Value::dict(Map::from_iter([("e".to_string(), Value::Float(1.0))]))),
+            (
+                "c".to_string(),
+                Value::list(vec![
+                    Value::str("-c"),
+                    Value::str("1x"),
+                    Value::str("x#"),
+                    Value::str("a\nb"),
+                ]),
+            ),
+            (
+                "d".to_string(),
+                Value::dict(Map::from_iter([("e".to_string(), Value::Float(1.0))])),
+            ),
         ]));
-        assert_eq!(encode(&v, 1).unwrap(), "c:\n- '-c'\n- '1x'\n- x#\n- |-\n  a\n  b\nd:\n  e: 1.0\n");
+        assert_eq!(
+            encode(&v, 1).unwrap(),
+            "c:\n- '-c'\n- '1x'\n- x#\n- |-\n  a\n  b\nd:\n  e: 1.0\n"
+        );
     }
 }

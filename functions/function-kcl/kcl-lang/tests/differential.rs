@@ -42,7 +42,11 @@ fn python() -> Option<PathBuf> {
 
 fn table() -> Vec<Program> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("tests/programs").flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/programs")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     files
         .into_iter()
@@ -57,7 +61,10 @@ fn table() -> Vec<Program> {
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
                 .collect();
             Program {
-                name: format!("table/{}", p.file_name().and_then(|n| n.to_str()).unwrap_or_default()),
+                name: format!(
+                    "table/{}",
+                    p.file_name().and_then(|n| n.to_str()).unwrap_or_default()
+                ),
                 source,
                 options,
             }
@@ -75,7 +82,9 @@ fn corpus() -> Vec<Program> {
     let index: J = serde_json::from_str(&index).expect("index.json");
     let mut out = Vec::new();
     for e in index["entries"].as_array().into_iter().flatten() {
-        let Some(fns) = e["fns"].as_array() else { continue };
+        let Some(fns) = e["fns"].as_array() else {
+            continue;
+        };
         let refs: Vec<&str> = fns
             .iter()
             .filter(|f| f["canon"] == "function-kcl" && f["source"] == "kcl:inline")
@@ -85,12 +94,19 @@ fn corpus() -> Vec<Program> {
             continue;
         }
         let dir = root.join(e["dir"].as_str().unwrap_or_default());
-        let Ok(text) = std::fs::read_to_string(dir.join(e["file"].as_str().unwrap_or_default())) else { continue };
+        let Ok(text) = std::fs::read_to_string(dir.join(e["file"].as_str().unwrap_or_default()))
+        else {
+            continue;
+        };
         let name = e["name"].as_str();
         let mut comp = None;
         for doc in serde_yaml_ng::Deserializer::from_str(&text) {
-            let Ok(v) = <J as serde::Deserialize>::deserialize(doc) else { continue };
-            if v["kind"] == "Composition" && (name.is_none() || v["metadata"]["name"].as_str() == name) {
+            let Ok(v) = <J as serde::Deserialize>::deserialize(doc) else {
+                continue;
+            };
+            if v["kind"] == "Composition"
+                && (name.is_none() || v["metadata"]["name"].as_str() == name)
+            {
                 comp = Some(v);
                 break;
             }
@@ -99,20 +115,31 @@ fn corpus() -> Vec<Program> {
         let xr = e["xr"]
             .as_str()
             .and_then(|x| std::fs::read_to_string(dir.join(x)).ok())
-            .and_then(|t| serde_yaml_ng::Deserializer::from_str(&t).filter_map(|d| <J as serde::Deserialize>::deserialize(d).ok()).find(|d| d.is_object()));
+            .and_then(|t| {
+                serde_yaml_ng::Deserializer::from_str(&t)
+                    .filter_map(|d| <J as serde::Deserialize>::deserialize(d).ok())
+                    .find(|d| d.is_object())
+            });
         let Some(xr) = xr else { continue };
         for step in comp["spec"]["pipeline"].as_array().into_iter().flatten() {
-            let Some(step_name) = step["step"].as_str() else { continue };
+            let Some(step_name) = step["step"].as_str() else {
+                continue;
+            };
             if !refs.contains(&step_name) {
                 continue;
             }
-            let Some(src) = step["input"]["spec"]["source"].as_str() else { continue };
+            let Some(src) = step["input"]["spec"]["source"].as_str() else {
+                continue;
+            };
             let mut params = serde_json::Map::new();
             if let Some(p) = step["input"]["spec"]["params"].as_object() {
                 params.extend(p.clone());
             }
             params.insert("oxr".into(), xr.clone());
-            params.insert("dxr".into(), json!({"apiVersion": xr["apiVersion"], "kind": xr["kind"]}));
+            params.insert(
+                "dxr".into(),
+                json!({"apiVersion": xr["apiVersion"], "kind": xr["kind"]}),
+            );
             for k in ["ocds", "dcds", "ctx", "extraResources", "requiredResources"] {
                 params.insert(k.into(), json!({}));
             }
@@ -121,7 +148,13 @@ fn corpus() -> Vec<Program> {
                 ("items".to_string(), "[]".to_string()),
             ]);
             out.push(Program {
-                name: format!("corpus/{}/{}#{}:{}", e["dir"].as_str().unwrap_or_default(), e["file"].as_str().unwrap_or_default(), name.unwrap_or_default(), step_name),
+                name: format!(
+                    "corpus/{}/{}#{}:{}",
+                    e["dir"].as_str().unwrap_or_default(),
+                    e["file"].as_str().unwrap_or_default(),
+                    name.unwrap_or_default(),
+                    step_name
+                ),
                 source: src.to_string(),
                 options,
             });
@@ -135,7 +168,10 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
     let Some(py) = python() else {
         return Err("no Python with kcl-lib: run `make venv` (or set XFN_KCL_PYTHON)".into());
     };
-    let input: Vec<J> = programs.iter().map(|p| json!({"name": p.name, "source": p.source, "options": p.options})).collect();
+    let input: Vec<J> = programs
+        .iter()
+        .map(|p| json!({"name": p.name, "source": p.source, "options": p.options}))
+        .collect();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference.py");
     let mut child = Command::new(&py)
         .arg(script)
@@ -155,7 +191,10 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     if !out.status.success() {
-        panic!("reference.py failed: {}", String::from_utf8_lossy(&out.stderr));
+        panic!(
+            "reference.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let results: Vec<J> = serde_json::from_slice(&out.stdout).expect("reference output");
     Ok(results
@@ -180,10 +219,16 @@ fn ours(p: &Program) -> Result<String, Error> {
         .spawn(move || {
             let mut opts = RunOptions::default();
             for (k, v) in &options {
-                opts.options.insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
+                opts.options
+                    .insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
             }
             let out = xfn_kcl::run(&src, &opts)?;
-            Ok(Value::dict(out.values).canonical())
+            // A stream of documents (a top-level list expression).
+            match out.stream {
+                Some(docs) if docs.len() == 1 => Ok(docs[0].canonical()),
+                Some(docs) => Ok(format!("stream:{}", Value::list(docs).canonical())),
+                None => Ok(Value::dict(out.values).canonical()),
+            }
         })
         .expect("spawn")
         .join()
@@ -213,14 +258,18 @@ fn differential_against_reference_kcl() {
         }
     };
     let known = known_differences();
-    let (mut equal, mut unsupported, mut different) = (0, BTreeMap::<String, Vec<String>>::new(), Vec::new());
+    let (mut equal, mut unsupported, mut different) =
+        (0, BTreeMap::<String, Vec<String>>::new(), Vec::new());
     let mut both_error = 0;
     for p in &programs {
         let theirs = &reference[&p.name];
         let mine = ours(p);
         match (&mine, theirs) {
             (Err(Error::Unsupported { feature, .. }), _) => {
-                unsupported.entry(feature.clone()).or_default().push(p.name.clone());
+                unsupported
+                    .entry(feature.clone())
+                    .or_default()
+                    .push(p.name.clone());
             }
             (Ok(a), Ok(b)) if a == b => equal += 1,
             (Err(_), Err(_)) => {
@@ -253,7 +302,12 @@ fn differential_against_reference_kcl() {
             Err(e) => format!("error: {e}"),
         };
         // Show both from a little before where they first differ.
-        let at = mine.chars().zip(theirs.chars()).take_while(|(a, b)| a == b).count().saturating_sub(120);
+        let at = mine
+            .chars()
+            .zip(theirs.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+            .saturating_sub(120);
         let short = |s: &str| s.chars().skip(at).take(400).collect::<String>();
         let (mine, theirs) = (short(&mine), short(&theirs));
         match known.get(name) {
@@ -264,5 +318,9 @@ fn differential_against_reference_kcl() {
             }
         }
     }
-    assert!(unexplained.is_empty(), "{} programs differ from the reference KCL: {unexplained:?}", unexplained.len());
+    assert!(
+        unexplained.is_empty(),
+        "{} programs differ from the reference KCL: {unexplained:?}",
+        unexplained.len()
+    );
 }

@@ -15,7 +15,10 @@ fn run_with(src: &str, limits: xfn_kcl::Limits) -> Result<String, Error> {
     std::thread::Builder::new()
         .stack_size(16 << 20)
         .spawn(move || {
-            let opts = RunOptions { limits, ..Default::default() };
+            let opts = RunOptions {
+                limits,
+                ..Default::default()
+            };
             xfn_kcl::run(&src, &opts).map(|o| xfn_kcl::Value::dict(o.values).canonical())
         })
         .expect("spawn")
@@ -29,7 +32,11 @@ fn assert_limit(src: &str, what: &str) {
         Err(Error::Limit { msg, .. }) => assert!(msg.contains(what), "{src}: {msg}"),
         other => panic!("{src}: expected a limit error about {what:?}, got {other:?}"),
     }
-    assert!(start.elapsed() < Duration::from_secs(20), "{src}: took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{src}: took {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -39,20 +46,29 @@ fn infinite_recursion_is_bounded() {
 
 #[test]
 fn recursive_schemas_are_bounded() {
-    assert_limit("schema A:\n    b: int = A {}.b\na = A {}", "calls nest deeper");
+    assert_limit(
+        "schema A:\n    b: int = A {}.b\na = A {}",
+        "calls nest deeper",
+    );
 }
 
 #[test]
 fn huge_strings_are_bounded() {
     assert_limit(r#"a = "x" * 1000000000"#, "string is longer");
-    assert_limit("_s = \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n_t = [_s for _ in range(100000)]\na = \"\".join(_t + _t + _t)", "string is longer");
+    assert_limit(
+        "_s = \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n_t = [_s for _ in range(100000)]\na = \"\".join(_t + _t + _t)",
+        "string is longer",
+    );
 }
 
 #[test]
 fn huge_lists_are_bounded() {
     assert_limit("a = [0] * 100000000", "more than");
     assert_limit("a = range(1000000000)", "more than");
-    assert_limit("a = [1 for x in range(1000000) for y in range(1000000)]", "");
+    assert_limit(
+        "a = [1 for x in range(1000000) for y in range(1000000)]",
+        "",
+    );
 }
 
 #[test]
@@ -62,8 +78,14 @@ fn runaway_comprehensions_are_bounded_by_steps() {
         ..Default::default()
     };
     let start = Instant::now();
-    let r = run_with("a = sum([x for x in range(1000) for y in range(1000)])", limits);
-    assert!(matches!(r, Err(Error::Limit { ref msg, .. }) if msg.contains("steps")), "{r:?}");
+    let r = run_with(
+        "a = sum([x for x in range(1000) for y in range(1000)])",
+        limits,
+    );
+    assert!(
+        matches!(r, Err(Error::Limit { ref msg, .. }) if msg.contains("steps")),
+        "{r:?}"
+    );
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
@@ -79,17 +101,27 @@ fn deep_nesting_is_refused_while_parsing() {
 
 #[test]
 fn integer_overflow_is_an_error_not_a_wrap() {
-    assert!(matches!(run("a = 9223372036854775807 + 1"), Err(Error::Eval { .. })));
+    assert!(matches!(
+        run("a = 9223372036854775807 + 1"),
+        Err(Error::Eval { .. })
+    ));
     assert!(matches!(run("a = 2 ** 64"), Err(Error::Eval { .. })));
 }
 
 #[test]
 fn unsupported_features_name_the_feature_and_line() {
     let e = run("a = 1\nb = 2Mi").unwrap_err();
-    assert_eq!(e.unsupported_feature(), Some("number multiplier literal (2Mi)"));
+    assert_eq!(
+        e.unsupported_feature(),
+        Some("number multiplier literal (2Mi)")
+    );
     assert_eq!(e.line(), 2);
     let e = run("a = 1\nprotocol P:\n    x: int").unwrap_err();
     assert_eq!((e.unsupported_feature(), e.line()), (Some("protocol"), 2));
     let e = run("import k8s.api.core.v1 as k8core\n").unwrap_err();
-    assert!(e.unsupported_feature().is_some_and(|f| f.contains("k8s.api.core.v1")), "{e}");
+    assert!(
+        e.unsupported_feature()
+            .is_some_and(|f| f.contains("k8s.api.core.v1")),
+        "{e}"
+    );
 }

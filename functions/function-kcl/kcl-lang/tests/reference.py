@@ -59,6 +59,20 @@ class Pairs(list):
     """A JSON object as its ordered (key, value) pairs."""
 
 
+def stream(text):
+    """The JSON documents of a result, one or more, one after another."""
+    dec = json.JSONDecoder(object_pairs_hook=Pairs)
+    docs, i = [], 0
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            break
+        doc, i = dec.raw_decode(text, i)
+        docs.append(doc)
+    return docs
+
+
 def main():
     programs = json.load(sys.stdin)
     kcl = api.API()
@@ -70,8 +84,11 @@ def main():
             if r.err_message:
                 out.append({"name": p["name"], "error": r.err_message})
                 continue
-            value = json.loads(r.json_result or "{}", object_pairs_hook=Pairs)
-            out.append({"name": p["name"], "ok": canonical(value)})
+            docs = stream(r.json_result or "{}")
+            if len(docs) == 1:
+                out.append({"name": p["name"], "ok": canonical(docs[0])})
+            else:  # a top-level list expression: a stream of documents
+                out.append({"name": p["name"], "ok": "stream:" + canonical(docs)})
         except Exception as e:  # kcl-lib raises for compile errors
             out.append({"name": p["name"], "error": str(e).strip()})
     json.dump(out, sys.stdout)
