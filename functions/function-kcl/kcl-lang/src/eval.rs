@@ -1052,7 +1052,7 @@ impl Interp {
             if let Some(existing) = attrs.get(&key) {
                 tmp.insert(key.clone(), existing.clone());
             }
-            apply_entry(&mut tmp, &path, op, v, l)?;
+            apply_over_default(&mut tmp, &path, op, v, l)?;
             if let Some(v) = tmp.swap_remove(&key) {
                 let v = match &ctx.index {
                     Some((_, _, vt)) if !ctx.declared.iter().any(|(n, _, _)| *n == key) => {
@@ -1155,7 +1155,7 @@ impl Interp {
         tmp.insert(name.to_string(), base);
         for (path, op, v, l) in &ctx.cfg {
             if path[0] == name {
-                apply_entry(&mut tmp, path, *op, v.clone(), *l)?;
+                apply_over_default(&mut tmp, path, *op, v.clone(), *l)?;
             }
         }
         ctx.set_keys.insert(name.to_string());
@@ -1535,6 +1535,29 @@ pub(crate) fn apply_entry(
     v: Value,
     line: u32,
 ) -> Result<(), Error> {
+    apply_entry_as(map, path, op, v, line, false)
+}
+
+/// Applies a config entry over a schema's defaults: there `:` unifies
+/// dicts but a conflicting value replaces the default instead of failing.
+fn apply_over_default(
+    map: &mut Map,
+    path: &[String],
+    op: EntryOp,
+    v: Value,
+    line: u32,
+) -> Result<(), Error> {
+    apply_entry_as(map, path, op, v, line, true)
+}
+
+fn apply_entry_as(
+    map: &mut Map,
+    path: &[String],
+    op: EntryOp,
+    v: Value,
+    line: u32,
+    over_default: bool,
+) -> Result<(), Error> {
     let Some((key, rest)) = path.split_first() else {
         return Ok(());
     };
@@ -1554,7 +1577,7 @@ pub(crate) fn apply_entry(
                 );
             }
         };
-        apply_entry(&mut inner.map, rest, op, v, line)?;
+        apply_entry_as(&mut inner.map, rest, op, v, line, over_default)?;
         map.insert(key.clone(), Value::Dict(Rc::new(inner)));
         return Ok(());
     }
@@ -1564,7 +1587,7 @@ pub(crate) fn apply_entry(
         }
         EntryOp::Union => {
             let new = match map.get(key) {
-                Some(old) => unify(old, &v, key, line)?,
+                Some(old) => unify_as(old, &v, key, line, over_default)?,
                 None => v,
             };
             map.insert(key.clone(), new);
@@ -1596,6 +1619,16 @@ pub(crate) fn apply_entry(
 /// Unifies two values (`:`): dicts merge recursively, equal values stay,
 /// anything else conflicts.
 pub(crate) fn unify(a: &Value, b: &Value, key: &str, line: u32) -> Result<Value, Error> {
+    unify_as(a, b, key, line, false)
+}
+
+fn unify_as(
+    a: &Value,
+    b: &Value,
+    key: &str,
+    line: u32,
+    over_default: bool,
+) -> Result<Value, Error> {
     match (a, b) {
         (Value::Dict(x), Value::Dict(y)) => {
             let mut out = (**x).clone();
@@ -1604,7 +1637,7 @@ pub(crate) fn unify(a: &Value, b: &Value, key: &str, line: u32) -> Result<Value,
             }
             for (k, v) in &y.map {
                 let nv = match out.map.get(k) {
-                    Some(old) => unify(old, v, k, line)?,
+                    Some(old) => unify_as(old, v, k, line, over_default)?,
                     None => v.clone(),
                 };
                 out.map.insert(k.clone(), nv);
@@ -1614,6 +1647,7 @@ pub(crate) fn unify(a: &Value, b: &Value, key: &str, line: u32) -> Result<Value,
         (x, y) if x.is_none_like() => Ok(y.clone()),
         (x, y) if y.is_none_like() => Ok(x.clone()),
         (x, y) if equal(x, y) && x.type_name() == y.type_name() => Ok(x.clone()),
+        (_, y) if over_default => Ok(y.clone()),
         (x, y) => eval_err(
             format!(
                 "conflicting values on the attribute '{key}' between :\n    {}\nand\n    {}",
