@@ -788,6 +788,13 @@ pub(crate) fn compare(a: &Value, b: &Value, line: u32) -> Result<std::cmp::Order
     use std::cmp::Ordering;
     Ok(match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        // Bools order as the ints 0 and 1 beside numbers.
+        (Value::Bool(x), Value::Int(_) | Value::Float(_)) => {
+            return compare(&Value::Int(*x as i64), b, line);
+        }
+        (Value::Int(_) | Value::Float(_), Value::Bool(y)) => {
+            return compare(a, &Value::Int(*y as i64), line);
+        }
         (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
             let (x, y) = (as_f64(a), as_f64(b));
             x.partial_cmp(&y).unwrap_or(Ordering::Equal)

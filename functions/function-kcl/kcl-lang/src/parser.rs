@@ -678,7 +678,8 @@ impl Parser {
                     None
                 };
                 params.push((name, ty, def));
-                if !p.eat_op(",") {
+                // KCL reads a parameter after another without a comma too.
+                if !p.eat_op(",") && !matches!(p.peek().tok, Tok::Name(_)) {
                     break;
                 }
             }
@@ -966,8 +967,9 @@ impl Parser {
                 } else {
                     args.push(p.expr()?);
                 }
-                if !p.eat_op(",") {
-                    p.expect_op(")")?;
+                // KCL reads an argument after another without a comma too.
+                if !p.eat_op(",") && p.at_op(")") {
+                    p.pos += 1;
                     break;
                 }
             }
@@ -1124,6 +1126,10 @@ impl Parser {
             if !p.at_op("*") && !p.at_name("if") {
                 let save = p.pos;
                 let first = p.with_nl(false, |p| p.expr())?;
+                // A comma may end the element before `for`.
+                if p.at_op(",") && matches!(&p.peek_at(1).tok, Tok::Name(n) if n == "for") {
+                    p.pos += 1;
+                }
                 if p.at_name("for") {
                     let fors = p.with_nl(false, |p| p.comp_fors())?;
                     p.expect_op("]")?;

@@ -5,7 +5,8 @@
 //! Programs: the table in `tests/programs/*.k`, and the inline KCL programs
 //! of the corpus's Compositions (`../shared/corpus`, the `spec.source` of
 //! function-kcl steps), each run with its Composition's example XR as
-//! `option("params").oxr`.
+//! `option("params").oxr` (without an example, an XR of its type with only
+//! a name).
 //!
 //! The reference runs in the Python that `XFN_KCL_PYTHON` names, or the
 //! repository's `.venv/bin/python` (`make venv` installs `kcl-lib` there);
@@ -87,7 +88,10 @@ fn corpus() -> Vec<Program> {
         };
         let refs: Vec<&str> = fns
             .iter()
-            .filter(|f| f["canon"] == "function-kcl" && f["source"] == "kcl:inline")
+            .filter(|f| {
+                f["canon"] == "function-kcl"
+                    && (f["source"] == "kcl:inline" || f["source"] == "kcl:inline+deps")
+            })
             .filter_map(|f| f["step"].as_str())
             .collect();
         if refs.is_empty() {
@@ -120,7 +124,15 @@ fn corpus() -> Vec<Program> {
                     .filter_map(|d| <J as serde::Deserialize>::deserialize(d).ok())
                     .find(|d| d.is_object())
             });
-        let Some(xr) = xr else { continue };
+        // Without an example, an XR of the Composition's type with a name.
+        let xr = xr.unwrap_or_else(|| {
+            json!({
+                "apiVersion": e["type"]["apiVersion"],
+                "kind": e["type"]["kind"],
+                "metadata": {"name": "example"},
+                "spec": {}
+            })
+        });
         for step in comp["spec"]["pipeline"].as_array().into_iter().flatten() {
             let Some(step_name) = step["step"].as_str() else {
                 continue;
@@ -149,7 +161,8 @@ fn corpus() -> Vec<Program> {
             ]);
             out.push(Program {
                 name: format!(
-                    "corpus/{}/{}#{}:{}",
+                    "corpus/{}/{}/{}#{}:{}",
+                    e["cat"].as_str().unwrap_or_default(),
                     e["dir"].as_str().unwrap_or_default(),
                     e["file"].as_str().unwrap_or_default(),
                     name.unwrap_or_default(),
@@ -272,12 +285,39 @@ fn differential_against_reference_kcl() {
                     .push(p.name.clone());
             }
             (Ok(a), Ok(b)) if a == b => equal += 1,
-            (Err(_), Err(_)) => {
+            (Err(e), Err(_)) => {
                 equal += 1;
                 both_error += 1;
+                if p.name.starts_with("corpus/") {
+                    eprintln!("  error on both sides: {}: {e}", p.name);
+                }
             }
             _ => different.push((p.name.clone(), mine, theirs.clone())),
         }
+    }
+    // Counts by group: the table, and the corpus by category (user, docs, fnex, ...).
+    let group = |name: &str| -> String {
+        let mut parts = name.splitn(3, '/');
+        match (parts.next(), parts.next()) {
+            (Some("corpus"), Some(cat)) => format!("corpus/{cat}"),
+            (Some(g), _) => g.to_string(),
+            _ => String::new(),
+        }
+    };
+    let mut groups: BTreeMap<String, [usize; 4]> = BTreeMap::new();
+    for p in &programs {
+        groups.entry(group(&p.name)).or_default()[0] += 1;
+    }
+    for names in unsupported.values() {
+        for n in names {
+            groups.entry(group(n)).or_default()[2] += 1;
+        }
+    }
+    for (n, _, _) in &different {
+        groups.entry(group(n)).or_default()[3] += 1;
+    }
+    for c in groups.values_mut() {
+        c[1] = c[0] - c[2] - c[3];
     }
     let n_unsupported: usize = unsupported.values().map(Vec::len).sum();
     eprintln!(
@@ -288,6 +328,9 @@ fn differential_against_reference_kcl() {
         n_unsupported,
         different.len()
     );
+    for (g, [n, eq, un, diff]) in &groups {
+        eprintln!("  {g}: {n} compared, {eq} equal, {un} unsupported, {diff} different");
+    }
     for (feature, names) in &unsupported {
         eprintln!("  unsupported: {feature}: {}", names.join(", "));
     }
