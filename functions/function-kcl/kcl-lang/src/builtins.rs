@@ -224,9 +224,15 @@ pub fn call(
                 }
                 Value::Bool(b) => Value::Int(b as i64),
                 Value::Str(s) => {
-                    // As KCL: the digits in the base, no 0x/0o/0b prefix.
+                    // As KCL: decimal digits only (it refuses "ff" even in
+                    // base 16), read in the base; no 0x/0o/0b prefix.
                     let radix = u32::try_from(base).ok().filter(|b| (2..=36).contains(b));
-                    match radix.and_then(|r| i64::from_str_radix(&s, r).ok()) {
+                    let digits = s.strip_prefix(['-', '+']).unwrap_or(&s);
+                    let decimal = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+                    match radix
+                        .filter(|_| decimal)
+                        .and_then(|r| i64::from_str_radix(&s, r).ok())
+                    {
                         Some(n) => Value::Int(n),
                         None => {
                             return eval_err(
@@ -442,16 +448,6 @@ pub fn call(
                 l.iter().all(|v| v.truthy())
             })
         }
-        "any" | "all" => {
-            let Value::List(l) = a.req(0, "x")? else {
-                return eval_err(format!("{name}() expects a list"), line);
-            };
-            Value::Bool(if name == "any" {
-                l.iter().any(|v| v.truthy())
-            } else {
-                l.iter().all(|v| v.truthy())
-            })
-        }
         "hex" | "oct" | "bin" => {
             let Value::Int(i) = a.req(0, "x")? else {
                 return eval_err(format!("{name}() expects an int"), line);
@@ -468,20 +464,25 @@ pub fn call(
             })
         }
         "round" => {
+            // As KCL's runtime: without ndigits an int, rounding halves away
+            // from zero; with ndigits a float (also for an int), the scaled
+            // value's halves rounded to even.
             let digits = a.opt_int(1, "ndigits")?;
             match (a.req(0, "number")?, digits) {
-                (Value::Int(i), _) => Value::Int(i),
+                (Value::Int(i), None) => Value::Int(i),
+                (Value::Int(i), Some(_)) => Value::Float(i as f64),
                 (Value::Float(f), None) => {
-                    let r = round_half_even(f);
+                    let r = f.round();
                     if !r.is_finite() || r.abs() >= 9.2e18 {
                         return eval_err("cannot round a float this large to an int", line);
                     }
                     Value::Int(r as i64)
                 }
-                (Value::Float(f), Some(d)) => {
-                    let m = 10f64.powi(d.clamp(-300, 300) as i32);
-                    Value::Float(round_half_even(f * m) / m)
-                }
+                (Value::Float(f), Some(0)) => Value::Float(f.round()),
+                (Value::Float(f), Some(d)) => match round_digits(f, d) {
+                    Some(r) => Value::Float(r),
+                    None => Value::Undefined,
+                },
                 (other, _) => {
                     return eval_err(
                         format!("round() expects a number, got {}", other.type_name()),
@@ -532,12 +533,36 @@ pub fn call(
     })
 }
 
-fn round_half_even(f: f64) -> f64 {
-    let r = f.round();
-    if (f - f.trunc()).abs() == 0.5 {
-        2.0 * (f / 2.0).round()
+/// `round(f, d)` for `d != 0`: the value scaled by 10^d (in two steps
+/// past 10^22, as CPython and KCL do), its halves rounded to even, scaled
+/// back; `None` when the result overflows.
+fn round_digits(f: f64, d: i64) -> Option<f64> {
+    let d = d.clamp(-400, 400) as i32;
+    if d > 0 {
+        let (p1, p2) = if d > 22 {
+            (10f64.powi(d - 22), 1e22)
+        } else {
+            (10f64.powi(d), 1.0)
+        };
+        let y = f * p1 * p2;
+        if !y.is_finite() {
+            return Some(f);
+        }
+        let z = half_even(y) / p2 / p1;
+        z.is_finite().then_some(z)
     } else {
-        r
+        let p1 = 10f64.powi(-d);
+        let z = half_even(f / p1) * p1;
+        z.is_finite().then_some(z)
+    }
+}
+
+fn half_even(y: f64) -> f64 {
+    let z = y.round();
+    if (y - z).abs() == 0.5 {
+        2.0 * (y / 2.0).round()
+    } else {
+        z
     }
 }
 
@@ -879,7 +904,8 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
                 },
                 Str(s) => match a {
                     Str(sub) => s.contains(&**sub),
-                    _ => return type_err(op, a, b, line),
+                    // KCL: a value that is no string is not in a string.
+                    _ => false,
                 },
                 None | Undefined => false,
                 _ => return type_err(op, a, b, line),

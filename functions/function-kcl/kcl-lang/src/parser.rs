@@ -744,6 +744,10 @@ impl Parser {
         if self.at_name("not") {
             let line = self.line();
             self.pos += 1;
+            // KCL's parser takes no sign right after `not`.
+            if self.at_op("-") || self.at_op("+") || self.at_op("~") {
+                return self.syntax("a sign cannot follow `not`: write `not (-x)`");
+            }
             self.enter()?;
             let e = self.not_expr();
             self.leave();
@@ -998,6 +1002,15 @@ impl Parser {
                     };
                     return self.quantifier(op, line);
                 }
+                // Quantifier keywords are reserved: `all(...)` is not a call.
+                "all" | "any" | "map" | "filter" => {
+                    return Err(Error::Syntax {
+                        line,
+                        msg: format!(
+                            "`{n}` is a quantifier (`{n} x in items {{ ... }}`), not a name"
+                        ),
+                    });
+                }
                 "lambda" => {
                     self.pos -= 1;
                     return self.lambda();
@@ -1072,7 +1085,31 @@ impl Parser {
         if !self.eat_name("in") {
             return self.syntax("expected `in`");
         }
-        let iter = self.with_nl(false, |p| p.primary_no_brace())?;
+        // KCL's quantifier target: a string, a dotted name, or a list or
+        // config literal (no calls or subscripts).
+        let iter = match self.peek().tok.clone() {
+            Tok::Str(_) | Tok::Op("[") | Tok::Op("{") => self.with_nl(false, |p| p.atom())?,
+            Tok::Name(_) => {
+                let line = self.line();
+                let mut e = Expr {
+                    kind: ExprKind::Name(self.ident()?),
+                    line,
+                };
+                while self.eat_op(".") {
+                    e = Expr {
+                        kind: ExprKind::Attr(Box::new(e), self.ident()?, false),
+                        line,
+                    };
+                }
+                e
+            }
+            other => {
+                return self.syntax(format!(
+                    "expected a name, a list or a config after `in`, found {}",
+                    describe(&other)
+                ));
+            }
+        };
         self.expect_op("{")?;
         let (body, guard) = self.with_nl(false, |p| {
             let body = p.expr()?;
@@ -1125,7 +1162,17 @@ impl Parser {
             // A comprehension?
             if !p.at_op("*") && !p.at_name("if") {
                 let save = p.pos;
-                let first = p.with_nl(false, |p| p.expr())?;
+                // The first element, to see whether `for` follows it; an
+                // element that does not parse alone is no comprehension.
+                let Ok(first) = p.with_nl(true, |p| p.expr()) else {
+                    p.pos = save;
+                    let items = p.list_items(None)?;
+                    p.expect_op("]")?;
+                    return Ok(Expr {
+                        kind: ExprKind::List(items),
+                        line,
+                    });
+                };
                 // A comma may end the element before `for`.
                 if p.at_op(",") && matches!(&p.peek_at(1).tok, Tok::Name(n) if n == "for") {
                     p.pos += 1;
@@ -1161,7 +1208,8 @@ impl Parser {
             }
             if let Some((col, same_line)) = if_col {
                 let t = self.peek();
-                if same_line && t.first {
+                // An `if` with its body on its own line takes one item.
+                if same_line && (t.first || !items.is_empty()) {
                     break;
                 }
                 if !same_line && t.first && t.col <= col {
@@ -1219,9 +1267,9 @@ impl Parser {
             // A dict comprehension?
             if !p.at_op("**") && !p.at_name("if") {
                 let save = p.pos;
-                if let Ok(k) = p.with_nl(false, |p| p.or_expr())
+                if let Ok(k) = p.with_nl(true, |p| p.or_expr())
                     && (p.eat_op(":") || p.eat_op("="))
-                    && let Ok(v) = p.with_nl(false, |p| p.expr())
+                    && let Ok(v) = p.with_nl(true, |p| p.expr())
                     && p.at_name("for")
                 {
                     let fors = p.with_nl(false, |p| p.comp_fors())?;
@@ -1252,7 +1300,8 @@ impl Parser {
             }
             if let Some((col, same_line)) = if_col {
                 let t = self.peek();
-                if same_line && t.first {
+                // An `if` with its body on its own line takes one item.
+                if same_line && (t.first || !out.is_empty()) {
                     break;
                 }
                 if !same_line && t.first && t.col <= col {
