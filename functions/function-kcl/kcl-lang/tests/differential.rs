@@ -630,14 +630,15 @@ fn differential_against_reference_kcl() {
     );
 }
 
+/// Prints generated program number `GEN` (e.g. `GEN=042`), to look at
+/// one the test reports.
 #[test]
 #[ignore]
 fn print_generated() {
+    let Ok(n) = std::env::var("GEN") else { return };
     for p in generated(1000) {
-        if let Ok(n) = std::env::var("GEN") {
-            if p.name.ends_with(&n) {
-                println!("{}", p.source);
-            }
+        if p.name.ends_with(&n) {
+            println!("{}", p.source);
         }
     }
 }
