@@ -65,6 +65,8 @@ pub enum ExprKind {
     Lambda(Rc<Lambda>),
     /// `Name {config}` or `Name(args) {config}`: a schema instantiation.
     SchemaInst(Box<Expr>, Vec<Expr>, Vec<(String, Expr)>, Box<Expr>),
+    /// `e as T`: a checked conversion.
+    As(Box<Expr>, Type),
     /// `all/any/map/filter x[, y] in e { body }`.
     Quant(
         &'static str,

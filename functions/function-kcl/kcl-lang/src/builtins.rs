@@ -517,7 +517,7 @@ pub fn call(
             match it.options.get(&*key) {
                 Some(v) => v.clone(),
                 None => {
-                    if required {
+                    if required && a.opt(3, "default").is_none() {
                         return eval_err(
                             format!(
                                 "option('{key}') must be initialized, try '-D {key}=?' argument"

@@ -58,6 +58,8 @@ pub struct Interp {
     /// Text printed by `print()`.
     pub(crate) printed: String,
     stack_base: usize,
+    /// A scalar top-level expression, and its line.
+    scalar_doc: Option<(Value, u32)>,
     /// The documents of a top-level list expression, and its line.
     pub(crate) stream: Option<(Vec<Value>, u32)>,
     /// The output document: public top-level variables and the entries of
@@ -80,6 +82,7 @@ impl Interp {
             printed: String::new(),
             stack_base: crate::stack::here(),
             stream: None,
+            scalar_doc: None,
             doc: Map::new(),
         }
     }
@@ -89,8 +92,33 @@ impl Interp {
     pub fn run(&mut self, prog: &[Stmt]) -> Result<Map, Error> {
         self.stack_base = crate::stack::here();
         check_immutable(prog, &mut HashMap::new())?;
-        for s in prog {
+        self.hoist_schemas(prog)?;
+        for (i, s) in prog.iter().enumerate() {
+            // The module's docstring.
+            if i == 0
+                && matches!(
+                    &s.kind,
+                    StmtKind::Expr(Expr {
+                        kind: ExprKind::Str(_),
+                        ..
+                    })
+                )
+            {
+                continue;
+            }
             self.stmt(s)?;
+        }
+        if let Some((v, line)) = &self.scalar_doc {
+            if !self.doc.is_empty() {
+                return eval_err(
+                    format!(
+                        "conflicting values between {{...}} and {}",
+                        v.to_kcl_string()
+                    ),
+                    *line,
+                );
+            }
+            return unsupported("a program whose output is a single scalar", *line);
         }
         if let Some((_, line)) = &self.stream
             && !self.doc.is_empty()
@@ -194,13 +222,23 @@ impl Interp {
             StmtKind::Attr {
                 name, ty, value, ..
             } => {
-                // Outside a schema: a typed assignment or `a: A {...}`.
-                let v = match value {
-                    Some((_, e)) => self.expr(e)?,
-                    None => Value::Undefined,
+                // Outside a schema: a typed assignment, or `a: A {...}`,
+                // which unifies with an earlier `a: A {...}`.
+                let existing = match value {
+                    Some((EntryOp::Union, _)) => self
+                        .globals
+                        .get(name)
+                        .cloned()
+                        .filter(|v| matches!(v, Value::Dict(_))),
+                    _ => None,
+                };
+                let v = match (value, existing) {
+                    (Some((_, e)), Some(old)) => self.unify_with_expr(&old, e, name, s.line)?,
+                    (Some((_, e)), None) => self.expr(e)?,
+                    (None, _) => Value::Undefined,
                 };
                 let v = self.convert(v, ty, s.line, name)?;
-                self.set_name(name, v, s.line, false)?;
+                self.set_name(name, v, s.line, true)?;
             }
             StmtKind::If(arms) => {
                 for (cond, body) in arms {
@@ -231,6 +269,11 @@ impl Interp {
                 }
             }
             StmtKind::Schema(def) => {
+                if matches!(self.globals.get(&def.name), Some(Value::Schema(st)) if Rc::ptr_eq(&st.def, def))
+                {
+                    // Defined before the run (hoisted).
+                    return Ok(());
+                }
                 let st = self.schema_type(def)?;
                 self.set_name(&def.name, Value::Schema(st), s.line, true)?;
             }
@@ -245,9 +288,22 @@ impl Interp {
                                 self.doc.insert(k.clone(), x.clone());
                             }
                         }
-                        Value::Str(_)
-                            if matches!(e.kind, ExprKind::Str(_)) && self.doc.is_empty() => {}
-                        Value::Func(_) | Value::Schema(_) | Value::Module(_) | Value::Bool(_) => {}
+                        Value::Func(_) | Value::Schema(_) | Value::Module(_) => {}
+                        // A scalar is a document too: it conflicts with any
+                        // other output (the module's docstring excepted).
+                        Value::Str(_) | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
+                            if self.doc.is_empty() && self.scalar_doc.is_none() {
+                                self.scalar_doc = Some((v, s.line));
+                            } else {
+                                return eval_err(
+                                    format!(
+                                        "conflicting values between {{...}} and {}",
+                                        v.to_kcl_string()
+                                    ),
+                                    s.line,
+                                );
+                            }
+                        }
                         // A list at top level is a stream of YAML documents.
                         Value::List(l) if self.stream.is_none() => {
                             self.stream = Some((l.to_vec(), s.line))
@@ -261,6 +317,50 @@ impl Interp {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Defines the top-level schemas before the program runs, parents and
+    /// mixins first: KCL lets a schema name one defined further down.
+    fn hoist_schemas(&mut self, prog: &[Stmt]) -> Result<(), Error> {
+        let mut pending: Vec<&Rc<SchemaDef>> = prog
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Schema(d) => Some(d),
+                _ => None,
+            })
+            .collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut rest = Vec::new();
+            for def in pending {
+                let named = |e: &Option<Expr>| match e.as_ref().map(|e| &e.kind) {
+                    Some(ExprKind::Name(n)) => Some(n.clone()),
+                    _ => None,
+                };
+                let deps: Vec<String> = named(&def.parent)
+                    .into_iter()
+                    .chain(def.mixins.iter().filter_map(|m| match &m.kind {
+                        ExprKind::Name(n) => Some(n.clone()),
+                        _ => None,
+                    }))
+                    .collect();
+                if deps
+                    .iter()
+                    .all(|d| matches!(self.globals.get(d), Some(Value::Schema(_))))
+                {
+                    let st = self.schema_type(def)?;
+                    self.set_name(&def.name, Value::Schema(st), def.line, true)?;
+                } else {
+                    rest.push(def);
+                }
+            }
+            if rest.len() == before {
+                // The rest name something else; they are defined in order.
+                break;
+            }
+            pending = rest;
         }
         Ok(())
     }
@@ -406,7 +506,21 @@ impl Interp {
                 let r = self.entries(entries, &mut evaluated);
                 let map = self.locals.pop().unwrap_or_default();
                 r?;
-                Value::dict(map)
+                let mut ops = std::collections::BTreeMap::new();
+                for (path, op, _, _) in &evaluated {
+                    if path.len() == 1 {
+                        if *op == EntryOp::Union {
+                            ops.remove(&path[0]);
+                        } else {
+                            ops.insert(path[0].clone(), *op);
+                        }
+                    }
+                }
+                Value::Dict(Rc::new(Dict {
+                    map,
+                    schema: None,
+                    ops,
+                }))
             }
             ExprKind::ListComp(body, fors) => {
                 let mut out = Vec::new();
@@ -581,6 +695,10 @@ impl Interp {
                     _ => return unsupported("a schema instantiated with a comprehension", line),
                 };
                 self.instantiate(&st, a, kw, entries, line)?
+            }
+            ExprKind::As(x, ty) => {
+                let v = self.expr(x)?;
+                self.convert(v, ty, line, "`as`")?
             }
             ExprKind::Quant(op, vars, iter, body, guard) => {
                 let coll = self.expr(iter)?;
@@ -830,6 +948,10 @@ impl Interp {
                     unsupported(format!("{m}.{name}"), line)
                 }
             }
+            Value::Schema(st) => unsupported(
+                format!("members of a schema type ({}.{name})", st.name()),
+                line,
+            ),
             Value::None | Value::Undefined => {
                 eval_err(format!("attribute '{name}' not found in 'NoneType'"), line)
             }
@@ -1017,7 +1139,21 @@ impl Interp {
             params.insert(name.clone(), v);
         }
         self.locals.push(params);
+        // The config's values, visible to the body before the statements
+        // that set them run (KCL evaluates attributes lazily).
+        let mut cfg_view = Map::new();
+        for (path, op, v, l) in &ctx.cfg {
+            apply_over_default(&mut cfg_view, path, *op, v.clone(), *l)?;
+        }
+        self.locals.push(cfg_view);
         self.locals.push(Map::new());
+        // Names the bodies set, to tell a read before its statement apart.
+        let mut body_names = HashSet::new();
+        for s in &chain {
+            for b in std::iter::once(s).chain(s.mixins.iter()) {
+                collect_names(&b.def.body, &mut body_names);
+            }
+        }
         for s in &chain {
             let mut bodies = vec![s.clone()];
             bodies.extend(s.mixins.iter().cloned());
@@ -1026,7 +1162,8 @@ impl Interp {
                     ctx.index = Some(ix.clone());
                 }
                 for stmt in &b.def.body {
-                    self.schema_stmt(stmt, &mut ctx)?;
+                    self.schema_stmt(stmt, &mut ctx)
+                        .map_err(|e| forward_read(e, &body_names))?;
                 }
             }
         }
@@ -1109,6 +1246,7 @@ impl Interp {
         }
         let attrs = self.locals.pop().unwrap_or_default();
         self.locals.pop();
+        self.locals.pop();
         // Required attributes.
         for (name, _, optional) in &declared {
             if !optional && attrs.get(name).is_none_or(|v| v.is_none_like()) {
@@ -1127,12 +1265,51 @@ impl Interp {
             .collect();
         Ok(Value::Dict(Rc::new(Dict {
             map,
+            ops: Default::default(),
             schema: Some(st.clone()),
         })))
     }
 
     fn frame(&mut self, line: u32) -> Result<&mut Map, Error> {
         self.attrs_mut(line)
+    }
+
+    /// Unifies `old` with the value of `e`; when `e` instantiates a schema
+    /// (`A {...}`), `old`'s entries join its config before the instance is
+    /// made, so that values either side leaves out are not yet required.
+    fn unify_with_expr(
+        &mut self,
+        old: &Value,
+        e: &Expr,
+        key: &str,
+        line: u32,
+    ) -> Result<Value, Error> {
+        if let (ExprKind::SchemaInst(callee, args, kwargs, cfg), Value::Dict(d)) = (&e.kind, old)
+            && let ExprKind::Config(es) = &cfg.kind
+            && args.is_empty()
+            && kwargs.is_empty()
+            && let Value::Schema(st) = self.expr(callee)?
+        {
+            let mut entries: Vec<ConfigEntry> = d
+                .map
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        vec![k.clone()],
+                        d.ops.get(k).copied().unwrap_or(EntryOp::Union),
+                        v.clone(),
+                        line,
+                    )
+                })
+                .collect();
+            self.locals.push(Map::new());
+            let r = self.entries(es, &mut entries);
+            self.locals.pop();
+            r?;
+            return self.instantiate(&st, vec![], vec![], entries, line);
+        }
+        let new = self.expr(e)?;
+        unify(old, &new, key, line)
     }
 
     fn attrs_mut(&mut self, line: u32) -> Result<&mut Map, Error> {
@@ -1173,13 +1350,14 @@ impl Interp {
                 ty,
                 value,
             } => {
-                let base = match value {
-                    Some((_, e)) => self.expr(e)?,
-                    None => self
-                        .attrs_mut(s.line)?
-                        .get(name)
-                        .cloned()
-                        .unwrap_or(Value::Undefined),
+                let existing = self.attrs_mut(s.line)?.get(name).cloned();
+                let base = match (value, existing) {
+                    // `a: A {...}` again: unified with the earlier value.
+                    (Some((EntryOp::Union, e)), Some(old @ Value::Dict(_))) => {
+                        self.unify_with_expr(&old, e, name, s.line)?
+                    }
+                    (Some((_, e)), _) => self.expr(e)?,
+                    (None, existing) => existing.unwrap_or(Value::Undefined),
                 };
                 ctx.declared.retain(|(n, _, _)| n != name);
                 ctx.declared.push((name.clone(), ty.clone(), *optional));
@@ -1329,6 +1507,7 @@ impl Interp {
                     }
                     Some(Value::Dict(Rc::new(Dict {
                         map: out,
+                        ops: d.ops.clone(),
                         schema: d.schema.clone(),
                     })))
                 }
@@ -1578,6 +1757,9 @@ fn apply_entry_as(
             }
         };
         apply_entry_as(&mut inner.map, rest, op, v, line, over_default)?;
+        if rest.len() == 1 && op != EntryOp::Union {
+            inner.ops.insert(rest[0].clone(), op);
+        }
         map.insert(key.clone(), Value::Dict(Rc::new(inner)));
         return Ok(());
     }
@@ -1636,11 +1818,30 @@ fn unify_as(
                 out.schema = y.schema.clone();
             }
             for (k, v) in &y.map {
-                let nv = match out.map.get(k) {
-                    Some(old) => unify_as(old, v, k, line, over_default)?,
-                    None => v.clone(),
+                let nv = match (y.ops.get(k), out.map.get(k)) {
+                    (Some(EntryOp::Override), _) | (_, None) => v.clone(),
+                    (Some(EntryOp::Insert), Some(Value::List(a))) => match v {
+                        Value::List(b) => {
+                            let mut l = (**a).clone();
+                            l.extend(b.iter().cloned());
+                            Value::list(l)
+                        }
+                        other => {
+                            return eval_err(
+                                format!(
+                                    "only a list can be inserted with +=, not {}",
+                                    other.type_name()
+                                ),
+                                line,
+                            );
+                        }
+                    },
+                    (_, Some(old)) => unify_as(old, v, k, line, over_default)?,
                 };
                 out.map.insert(k.clone(), nv);
+                if let Some(op) = y.ops.get(k) {
+                    out.ops.insert(k.clone(), *op);
+                }
             }
             Ok(Value::Dict(Rc::new(out)))
         }
@@ -1675,6 +1876,14 @@ fn check_immutable(prog: &[Stmt], seen: &mut HashMap<String, u32>) -> Result<(),
                 }
             }
             StmtKind::AugAssign(Target::Name(n), _, _) => names.push(n),
+            // `a: A {...}` may be repeated: the values unify.
+            StmtKind::Attr {
+                name,
+                value: Some((EntryOp::Union, _)),
+                ..
+            } => {
+                let _ = name;
+            }
             StmtKind::Attr { name, .. } => names.push(name),
             StmtKind::If(arms) => {
                 for (_, body) in arms {
@@ -1698,4 +1907,47 @@ fn check_immutable(prog: &[Stmt], seen: &mut HashMap<String, u32>) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// The names a schema body sets (attributes and assignments, in `if`s too).
+fn collect_names(body: &[Stmt], out: &mut HashSet<String>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Attr { name, .. } => {
+                out.insert(name.clone());
+            }
+            StmtKind::Assign(targets, _, _) => {
+                for t in targets {
+                    if let Target::Name(n) = t {
+                        out.insert(n.clone());
+                    }
+                }
+            }
+            StmtKind::If(arms) => {
+                for (_, b) in arms {
+                    collect_names(b, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A body that reads an attribute before the statement that sets it
+/// relies on KCL's lazy evaluation of attributes, which xfn-kcl does not do.
+fn forward_read(e: Error, names: &HashSet<String>) -> Error {
+    if let Error::Eval { line, msg } = &e
+        && let Some(name) = msg
+            .strip_prefix("name '")
+            .and_then(|m| m.strip_suffix("' is not defined"))
+        && names.contains(name)
+    {
+        return Error::Unsupported {
+            feature: format!(
+                "reading schema attribute '{name}' before the statement that sets it (lazy evaluation)"
+            ),
+            line: *line,
+        };
+    }
+    e
 }

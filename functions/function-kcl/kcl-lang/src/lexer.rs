@@ -102,8 +102,8 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, Error> {
         let first = at_line_start;
         at_line_start = false;
         let tok;
-        if c.is_ascii_digit() || (c == '.' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
-        {
+        // A number starts with a digit (KCL has no `.5`).
+        if c.is_ascii_digit() {
             let (t, n) = number(&chars[i..], line)?;
             tok = t;
             i += n;
@@ -126,6 +126,8 @@ pub fn lex(src: &str, first_line: u32) -> Result<Vec<Token>, Error> {
                 i += 1;
             }
             col += (i - s) as u32;
+            // `$name` stays marked here (`$if` is a name, not a keyword);
+            // the parser drops the `$` where it reads a name.
             tok = Tok::Name(chars[s..i].iter().collect());
         } else {
             let mut found = None;
@@ -195,7 +197,12 @@ fn number(c: &[char], line: u32) -> Result<(Tok, usize), Error> {
     while i < c.len() && (c[i].is_ascii_digit() || c[i] == '_') {
         i += 1;
     }
-    if i < c.len() && c[i] == '.' && c.get(i + 1).is_none_or(|d| d.is_ascii_digit()) {
+    // `1.5`, `1.` (not `1.name`).
+    if i < c.len()
+        && c[i] == '.'
+        && c.get(i + 1)
+            .is_none_or(|d| d.is_ascii_digit() || !(d.is_alphabetic() || *d == '_' || *d == '.'))
+    {
         is_float = true;
         i += 1;
         while i < c.len() && (c[i].is_ascii_digit() || c[i] == '_') {
@@ -234,6 +241,13 @@ fn number(c: &[char], line: u32) -> Result<(Tok, usize), Error> {
             msg: format!("invalid float literal {text:?}"),
         })?;
         Ok((Tok::Float(v), i))
+    } else if text.len() > 1 && text.starts_with('0') {
+        // A leading zero makes an octal literal (`010` is 8).
+        let v = i64::from_str_radix(&text[1..], 8).map_err(|_| Error::Syntax {
+            line,
+            msg: format!("invalid octal literal {text}"),
+        })?;
+        Ok((Tok::Int(v), i))
     } else {
         let v: i64 = text.parse().map_err(|_| Error::Syntax {
             line,

@@ -122,7 +122,7 @@ impl Parser {
     fn ident(&mut self) -> Result<String, Error> {
         match &self.peek().tok {
             Tok::Name(n) => {
-                let n = n.clone();
+                let n = plain(n);
                 self.pos += 1;
                 Ok(n)
             }
@@ -335,7 +335,7 @@ impl Parser {
             if matches!(next, Tok::Op(":"))
                 || (matches!(next, Tok::Op("?")) && matches!(self.peek_at(2).tok, Tok::Op(":")))
             {
-                let name = name.clone();
+                let name = plain(name);
                 self.pos += 1;
                 let optional = self.eat_op("?");
                 self.expect_op(":")?;
@@ -767,6 +767,20 @@ impl Parser {
             if !self.can_continue() {
                 break;
             }
+            if self.at_name("as") {
+                let line = self.line();
+                self.pos += 1;
+                let ty = self.ty()?;
+                let base = if rest.is_empty() {
+                    first
+                } else {
+                    return self.syntax("`as` after a comparison needs parentheses");
+                };
+                return Ok(Expr {
+                    kind: ExprKind::As(Box::new(base), ty),
+                    line,
+                });
+            }
             let op: &'static str = match &self.peek().tok {
                 Tok::Op(o) if COMPARE_OPS.contains(o) => o,
                 Tok::Name(n) if n == "in" => "in",
@@ -1015,7 +1029,7 @@ impl Parser {
                     self.pos -= 1;
                     return self.lambda();
                 }
-                _ => ExprKind::Name(n),
+                _ => ExprKind::Name(plain(&n)),
             },
             Tok::Op("(") => {
                 let e = self.with_nl(false, |p| p.expr())?;
@@ -1111,14 +1125,28 @@ impl Parser {
             }
         };
         self.expect_op("{")?;
+        // `{ body }`, `{ body if guard }`, or a conditional expression.
         let (body, guard) = self.with_nl(false, |p| {
-            let body = p.expr()?;
-            let guard = if p.eat_name("if") {
-                Some(Box::new(p.expr()?))
-            } else {
-                None
-            };
-            Ok((body, guard))
+            if p.at_name("lambda") {
+                return Ok((p.expr()?, None));
+            }
+            let body = p.or_expr()?;
+            if !p.eat_name("if") {
+                return Ok((body, None));
+            }
+            let line = p.line();
+            let guard = p.or_expr()?;
+            if p.eat_name("else") {
+                let other = p.expr()?;
+                return Ok((
+                    Expr {
+                        kind: ExprKind::IfElse(Box::new(guard), Box::new(body), Box::new(other)),
+                        line,
+                    },
+                    None,
+                ));
+            }
+            Ok((body, Some(Box::new(guard))))
         })?;
         self.expect_op("}")?;
         Ok(Expr {
@@ -1372,7 +1400,7 @@ impl Parser {
         match t.tok {
             Tok::Name(n) => {
                 self.pos += 1;
-                let mut path = vec![n];
+                let mut path = vec![plain(&n)];
                 while self.at_op(".") {
                     self.pos += 1;
                     path.push(self.ident()?);
@@ -1411,6 +1439,14 @@ impl Parser {
             other => self.syntax(format!("expected a config key, found {}", describe(&other))),
         }
     }
+}
+
+/// A name without the `$` that lets a keyword be a name (`$if`).
+fn plain(n: &str) -> String {
+    n.strip_prefix('$')
+        .filter(|r| !r.is_empty())
+        .unwrap_or(n)
+        .to_string()
 }
 
 fn bin(op: &'static str, l: Expr, r: Expr, line: u32) -> Expr {

@@ -44,6 +44,9 @@ pub struct Dict {
     pub map: Map,
     /// The schema it is an instance of.
     pub schema: Option<Rc<SchemaType>>,
+    /// The operators its config literal gave keys other than `:`
+    /// (`=` override, `+=` insert), which a later union (`|`, `:`) obeys.
+    pub ops: std::collections::BTreeMap<String, crate::ast::EntryOp>,
 }
 
 /// A schema type: its definition and what it was defined in.
@@ -91,7 +94,11 @@ impl Value {
 
     /// A dict value.
     pub fn dict(map: Map) -> Value {
-        Value::Dict(Rc::new(Dict { map, schema: None }))
+        Value::Dict(Rc::new(Dict {
+            map,
+            schema: None,
+            ops: Default::default(),
+        }))
     }
 
     /// KCL's type name of the value.
