@@ -748,6 +748,24 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
         "isspace" => Value::Bool(!s.is_empty() && s.chars().all(char::is_whitespace)),
+        "istitle" => {
+            // Words start upper case and go on lower case; at least one cased letter.
+            let (mut prev_cased, mut ok, mut any) = (false, true, false);
+            for c in s.chars() {
+                if c.is_uppercase() {
+                    ok &= !prev_cased;
+                    prev_cased = true;
+                    any = true;
+                } else if c.is_lowercase() {
+                    ok &= prev_cased;
+                    prev_cased = true;
+                    any = true;
+                } else {
+                    prev_cased = false;
+                }
+            }
+            Value::Bool(ok && any)
+        }
         "islower" => {
             Value::Bool(s.chars().any(char::is_lowercase) && !s.chars().any(char::is_uppercase))
         }
@@ -1055,7 +1073,21 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
             (Dict(_), Dict(_)) => unify(a, b, "", line)?,
             (None | Undefined, _) => b.clone(),
             (_, None | Undefined) => a.clone(),
-            (List(_), List(_)) => return unsupported("`|` of two lists", line),
+            // Element by element: dicts unify, other elements are replaced.
+            (List(x), List(y)) => {
+                let mut out = Vec::with_capacity(x.len().max(y.len()));
+                for i in 0..x.len().max(y.len()) {
+                    out.push(match (x.get(i), y.get(i)) {
+                        (Some(p @ Dict(_)), Some(q @ Dict(_))) => {
+                            unify(p, q, &format!("list[{i}]"), line)?
+                        }
+                        (_, Some(q)) => q.clone(),
+                        (Some(p), Option::None) => p.clone(),
+                        (Option::None, Option::None) => Value::None,
+                    });
+                }
+                Value::list(out)
+            }
             _ => return type_err(op, a, b, line),
         },
         _ => return type_err(op, a, b, line),

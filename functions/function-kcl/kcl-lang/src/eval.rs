@@ -58,6 +58,8 @@ pub struct Interp {
     /// Text printed by `print()`.
     pub(crate) printed: String,
     stack_base: usize,
+    /// Type aliases (`type A = int | str`).
+    aliases: HashMap<String, Type>,
     /// A scalar top-level expression, and its line.
     scalar_doc: Option<(Value, u32)>,
     /// The documents of a top-level list expression, and its line.
@@ -83,6 +85,7 @@ impl Interp {
             stack_base: crate::stack::here(),
             stream: None,
             scalar_doc: None,
+            aliases: HashMap::new(),
             doc: Map::new(),
         }
     }
@@ -277,7 +280,9 @@ impl Interp {
                 let st = self.schema_type(def)?;
                 self.set_name(&def.name, Value::Schema(st), s.line, true)?;
             }
-            StmtKind::TypeAlias(..) => return unsupported("type alias", s.line),
+            StmtKind::TypeAlias(name, ty) => {
+                self.aliases.insert(name.clone(), ty.clone());
+            }
             StmtKind::Expr(e) => {
                 let v = self.expr(e)?;
                 if self.locals.is_empty() && !v.is_none_like() {
@@ -426,6 +431,13 @@ impl Interp {
         if let Some(scope) = self.locals.last_mut() {
             scope.insert(n.to_string(), v);
             return Ok(());
+        }
+        if builtins::is_builtin(n) && !n.contains('.') {
+            // KCL leaves such a variable out of its output.
+            return unsupported(
+                format!("a top-level variable named after the builtin {n}()"),
+                line,
+            );
         }
         if !allow_reassign && !n.starts_with('_') && self.assigned.contains(n) {
             return eval_err(
@@ -1520,6 +1532,10 @@ impl Interp {
                 ("float", Value::Float(_)) | ("float", Value::Int(_)) => Some(v.clone()),
                 ("list", Value::List(_)) | ("dict", Value::Dict(_)) => Some(v.clone()),
                 ("int" | "str" | "bool" | "float" | "list" | "dict", _) => None,
+                _ if self.aliases.contains_key(n) => {
+                    let alias = self.aliases.get(n).cloned().unwrap_or(Type::Any);
+                    return self.try_convert(v, &alias, line);
+                }
                 _ => {
                     let target = match self.lookup_type(n, line)? {
                         Some(t) => t,
