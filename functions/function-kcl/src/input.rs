@@ -119,6 +119,9 @@ impl KclInput {
     }
 
     /// Refuses what this function cannot do offline in a sandbox, naming it.
+    /// Declared `spec.dependencies` are not refused here: a program that
+    /// imports a package fails with the interpreter's unsupported import,
+    /// one that does not runs as it would with them.
     pub fn check_supported(&self) -> Result<(), String> {
         let src = self.spec.source.trim_start();
         for (prefix, what) in [
@@ -138,10 +141,6 @@ impl KclInput {
         }
         let c = &self.spec.config;
         let refused = [
-            (
-                !self.spec.dependencies.trim().is_empty(),
-                "spec.dependencies (KCL packages)",
-            ),
             (!c.settings.is_empty(), "spec.config.settings"),
             (!c.overrides.is_empty(), "spec.config.overrides"),
             (!c.path_selectors.is_empty(), "spec.config.pathSelectors"),
