@@ -58,6 +58,17 @@ pub struct Interp {
     /// Text printed by `print()`.
     pub(crate) printed: String,
     stack_base: usize,
+    /// The program, for statements evaluated before their turn.
+    prog: Rc<Vec<Stmt>>,
+    /// Top-level names set by one unconditional statement, and its index.
+    pending: HashMap<String, usize>,
+    /// Which top-level statements have run (or are running).
+    done: Vec<bool>,
+    /// The top-level statement running.
+    cur_top: usize,
+    /// Where each output key goes: top-level config expressions' keys
+    /// first, then variables, each in the order of the statements.
+    doc_pos: HashMap<String, (bool, usize)>,
     /// Type aliases (`type A = int | str`).
     aliases: HashMap<String, Type>,
     /// A scalar top-level expression, and its line.
@@ -86,17 +97,49 @@ impl Interp {
             stream: None,
             scalar_doc: None,
             aliases: HashMap::new(),
+            prog: Rc::new(Vec::new()),
+            pending: HashMap::new(),
+            done: Vec::new(),
+            cur_top: 0,
+            doc_pos: HashMap::new(),
             doc: Map::new(),
         }
     }
 
     /// Runs a program; its output is the top-level variables that are
     /// public (not `_`-prefixed) data, in the order they were first set.
-    pub fn run(&mut self, prog: &[Stmt]) -> Result<Map, Error> {
+    pub fn run(&mut self, prog: Rc<Vec<Stmt>>) -> Result<Map, Error> {
         self.stack_base = crate::stack::here();
-        check_immutable(prog, &mut HashMap::new())?;
-        self.hoist_schemas(prog)?;
+        check_immutable(&prog, &mut HashMap::new())?;
+        self.hoist_schemas(&prog)?;
+        // KCL's top level does not depend on order: a name a later
+        // statement sets is evaluated when it is first read. The output
+        // keeps the statements' order.
         for (i, s) in prog.iter().enumerate() {
+            let name = match &s.kind {
+                StmtKind::Assign(targets, _, _) => match targets.as_slice() {
+                    [Target::Name(n)] => Some(n.clone()),
+                    _ => None,
+                },
+                StmtKind::Attr {
+                    name,
+                    value: Some((EntryOp::Override, _)),
+                    ..
+                } => Some(name.clone()),
+                _ => None,
+            };
+            if let Some(n) = name {
+                self.pending.entry(n).or_insert(i);
+            }
+        }
+        self.done = vec![false; prog.len()];
+        self.prog = prog.clone();
+        for (i, s) in prog.iter().enumerate() {
+            if self.done[i] {
+                continue;
+            }
+            self.done[i] = true;
+            self.cur_top = i;
             // The module's docstring.
             if i == 0
                 && matches!(
@@ -111,8 +154,9 @@ impl Interp {
             }
             self.stmt(s)?;
         }
+        let has_output = self.doc.values().any(|v| !matches!(v, Value::Undefined));
         if let Some((v, line)) = &self.scalar_doc {
-            if !self.doc.is_empty() {
+            if has_output {
                 return eval_err(
                     format!(
                         "conflicting values between {{...}} and {}",
@@ -124,7 +168,7 @@ impl Interp {
             return unsupported("a program whose output is a single scalar", *line);
         }
         if let Some((_, line)) = &self.stream
-            && !self.doc.is_empty()
+            && has_output
         {
             return unsupported(
                 "a top-level list expression beside other output (mixed YAML stream)",
@@ -132,7 +176,10 @@ impl Interp {
             );
         }
         let mut out = Map::new();
-        for (k, v) in std::mem::take(&mut self.doc) {
+        // In the order of the statements that set them.
+        let mut entries: Vec<(String, Value)> = std::mem::take(&mut self.doc).into_iter().collect();
+        entries.sort_by_key(|(k, _)| self.doc_pos.get(k).copied().unwrap_or((true, usize::MAX)));
+        for (k, v) in entries {
             // A variable's entry holds its last value.
             let v = match self.globals.get(&k) {
                 Some(g) if self.assigned.contains(&k) => g.clone(),
@@ -291,6 +338,9 @@ impl Interp {
                         Value::Dict(d) => {
                             for (k, x) in &d.map {
                                 self.doc.insert(k.clone(), x.clone());
+                                self.doc_pos
+                                    .entry(k.clone())
+                                    .or_insert((false, self.cur_top));
                             }
                         }
                         Value::Func(_) | Value::Schema(_) | Value::Module(_) => {}
@@ -448,6 +498,9 @@ impl Interp {
         self.assigned.insert(n.to_string());
         if !n.starts_with('_') {
             self.doc.insert(n.to_string(), v.clone());
+            self.doc_pos
+                .entry(n.to_string())
+                .or_insert((true, self.cur_top));
         }
         self.globals.insert(n.to_string(), v);
         Ok(())
@@ -461,6 +514,29 @@ impl Interp {
         }
         if let Some(v) = self.globals.get(n) {
             return Ok(v.clone());
+        }
+        if let Some(&i) = self.pending.get(n)
+            && !self.done[i]
+        {
+            // Set further down the program: evaluated now, at top level.
+            self.done[i] = true;
+            let prog = self.prog.clone();
+            let saved = std::mem::take(&mut self.locals);
+            let saved_top = std::mem::replace(&mut self.cur_top, i);
+            let r = self.stmt(&prog[i]);
+            self.cur_top = saved_top;
+            self.locals = saved;
+            r?;
+            if let Some(v) = self.globals.get(n) {
+                return Ok(v.clone());
+            }
+        }
+        if let Some(&i) = self.pending.get(n)
+            && self.done[i]
+            && self.locals.is_empty()
+        {
+            // Read while its own statement runs: a cycle, Undefined in KCL.
+            return Ok(Value::Undefined);
         }
         if builtins::is_builtin(n) {
             return Ok(Value::Func(Rc::new(Func::Builtin(n.to_string(), None))));

@@ -58,7 +58,7 @@ pub struct Output {
 pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     let prog = parser::parse_program(src, opts.limits.max_stack_bytes)?;
     let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
-    let values = it.run(&prog)?;
+    let values = it.run(std::rc::Rc::new(prog))?;
     Ok(Output {
         values,
         printed: std::mem::take(&mut it.printed),
