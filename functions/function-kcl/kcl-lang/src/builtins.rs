@@ -652,7 +652,28 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
             };
             Value::list(parts.into_iter().map(Value::str).collect())
         }
-        "splitlines" => Value::list(s.lines().map(Value::str).collect()),
+        "splitlines" => {
+            // Python's line boundaries: \n, \r, \r\n and the other breaks.
+            let mut lines = Vec::new();
+            let mut cur = String::new();
+            let mut chars = s.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\r' | '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}'
+                    | '\u{2028}' | '\u{2029}' => {
+                        if c == '\r' && chars.peek() == Some(&'\n') {
+                            chars.next();
+                        }
+                        lines.push(Value::str(std::mem::take(&mut cur)));
+                    }
+                    _ => cur.push(c),
+                }
+            }
+            if !cur.is_empty() {
+                lines.push(Value::str(cur));
+            }
+            Value::list(lines)
+        }
         "join" => {
             let items = match a.req(0, "iterable")? {
                 Value::List(l) => l,

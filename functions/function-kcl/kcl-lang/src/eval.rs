@@ -535,7 +535,11 @@ impl Interp {
             && self.done[i]
             && self.locals.is_empty()
         {
-            // Read while its own statement runs: a cycle, Undefined in KCL.
+            // Read while its own statement runs: a builtin of that name,
+            // or a cycle, which is Undefined in KCL.
+            if builtins::is_builtin(n) {
+                return Ok(Value::Func(Rc::new(Func::Builtin(n.to_string(), None))));
+            }
             return Ok(Value::Undefined);
         }
         if builtins::is_builtin(n) {

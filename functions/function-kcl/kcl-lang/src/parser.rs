@@ -268,6 +268,13 @@ impl Parser {
             {
                 self.pos += 1;
                 let name = self.ident()?;
+                if matches!(
+                    name.as_str(),
+                    "any" | "int" | "str" | "float" | "bool" | "list" | "dict"
+                ) {
+                    return self
+                        .syntax(format!("`{name}` is a builtin type and cannot be an alias"));
+                }
                 self.expect_op("=")?;
                 let ty = self.ty()?;
                 self.end_simple()?;
