@@ -35,6 +35,8 @@ pub enum ExprKind {
     Int(i64),
     /// A float literal.
     Float(f64),
+    /// A number with a unit suffix (`1Ki`).
+    Unit(i64, String),
     /// A string literal, maybe interpolated.
     Str(Vec<StrSeg>),
     /// A list literal.

@@ -216,6 +216,7 @@ pub fn call(
             let base = a.opt_int(1, "base")?.unwrap_or(10);
             match a.opt(0, "x").unwrap_or(Value::Int(0)) {
                 Value::Int(i) => Value::Int(i),
+                Value::Unit(f, _) if f.abs() < 9.2e18 => Value::Int(f as i64),
                 Value::Float(f) => {
                     if !f.is_finite() || f.abs() >= 9.2e18 {
                         return eval_err(format!("cannot convert {} to int", float_str(f)), line);
@@ -255,6 +256,7 @@ pub fn call(
         }
         "float" => match a.opt(0, "x").unwrap_or(Value::Float(0.0)) {
             Value::Int(i) => Value::Float(i as f64),
+            Value::Unit(f, _) => Value::Float(f),
             Value::Float(f) => Value::Float(f),
             Value::Bool(b) => Value::Float(b as i64 as f64),
             Value::Str(s) => match s.trim().parse::<f64>() {
@@ -1151,7 +1153,7 @@ fn write_json(
         Value::None | Value::Undefined => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => {
+        Value::Float(f) | Value::Unit(f, _) => {
             if !f.is_finite() {
                 return unsupported("a non-finite float in JSON", line);
             }

@@ -561,6 +561,14 @@ impl Interp {
             ExprKind::Bool(b) => Value::Bool(*b),
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::Float(f) => Value::Float(*f),
+            ExprKind::Unit(n, suffix) => {
+                let factor = crate::lexer::MULTIPLIERS
+                    .iter()
+                    .find(|(s, _)| s == suffix)
+                    .map(|(_, f)| *f)
+                    .unwrap_or(1.0);
+                Value::Unit(*n as f64 * factor, format!("{n}{suffix}").into())
+            }
             ExprKind::Str(segs) => {
                 let mut s = String::new();
                 for seg in segs {

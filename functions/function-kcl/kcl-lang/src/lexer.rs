@@ -29,6 +29,8 @@ pub enum Tok {
     Float(f64),
     /// A string literal.
     Str(Vec<StrPart>),
+    /// A number with a unit suffix (`1Ki`, `2M`).
+    Unit(i64, String),
     /// An operator or punctuation.
     Op(&'static str),
     /// The end of the source.
@@ -52,6 +54,24 @@ const OPS: &[&str] = &[
     "**=", "//=", "<<=", ">>=", "...", "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "+=", "-=",
     "*=", "/=", "%=", "&=", "|=", "^=", "->", "?.", "?[", "+", "-", "*", "/", "%", "&", "|", "^",
     "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=", "@", "!", "?",
+];
+
+/// KCL's number multipliers: the suffix and its factor.
+pub const MULTIPLIERS: &[(&str, f64)] = &[
+    ("n", 1e-9),
+    ("u", 1e-6),
+    ("m", 1e-3),
+    ("k", 1e3),
+    ("K", 1e3),
+    ("M", 1e6),
+    ("G", 1e9),
+    ("T", 1e12),
+    ("P", 1e15),
+    ("Ki", 1024.0),
+    ("Mi", 1048576.0),
+    ("Gi", 1073741824.0),
+    ("Ti", 1099511627776.0),
+    ("Pi", 1125899906842624.0),
 ];
 
 /// The longest source the lexer accepts, in bytes.
@@ -230,10 +250,17 @@ fn number(c: &[char], line: u32) -> Result<(Tok, usize), Error> {
             j += 1;
         }
         let suffix: String = c[i..j].iter().collect();
-        return Err(Error::Unsupported {
-            feature: format!("number multiplier literal ({text}{suffix})"),
+        if is_float || !MULTIPLIERS.iter().any(|(s, _)| *s == suffix) {
+            return Err(Error::Syntax {
+                line,
+                msg: format!("invalid number literal {text}{suffix}"),
+            });
+        }
+        let v: i64 = text.parse().map_err(|_| Error::Syntax {
             line,
-        });
+            msg: format!("integer literal {text} does not fit in 64 bits"),
+        })?;
+        return Ok((Tok::Unit(v, suffix), j));
     }
     if is_float {
         let v: f64 = text.parse().map_err(|_| Error::Syntax {
@@ -455,7 +482,8 @@ mod tests {
     }
 
     #[test]
-    fn unit_suffix_is_unsupported() {
-        assert!(matches!(lex("a = 1Ki", 1), Err(Error::Unsupported { .. })));
+    fn unit_suffixes() {
+        assert_eq!(kinds("1Ki")[0], Tok::Unit(1, "Ki".into()));
+        assert!(matches!(lex("a = 1Kx", 1), Err(Error::Syntax { .. })));
     }
 }

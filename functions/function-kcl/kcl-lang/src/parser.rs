@@ -1008,6 +1008,7 @@ impl Parser {
         let kind = match t.tok {
             Tok::Int(i) => ExprKind::Int(i),
             Tok::Float(f) => ExprKind::Float(f),
+            Tok::Unit(n, suffix) => ExprKind::Unit(n, suffix),
             Tok::Str(parts) => ExprKind::Str(self.str_segments(parts)?),
             Tok::Name(n) => match n.as_str() {
                 "None" => ExprKind::None,
@@ -1541,6 +1542,7 @@ fn describe(t: &Tok) -> String {
         Tok::Int(i) => format!("`{i}`"),
         Tok::Float(f) => format!("`{f}`"),
         Tok::Str(_) => "a string".into(),
+        Tok::Unit(n, s) => format!("`{n}{s}`"),
         Tok::Op(o) => format!("`{o}`"),
         Tok::Eof => "the end of the program".into(),
     }

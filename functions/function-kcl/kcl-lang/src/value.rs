@@ -23,6 +23,8 @@ pub enum Value {
     Int(i64),
     /// A float.
     Float(f64),
+    /// A number multiplier (`1Ki`): its value and its literal text.
+    Unit(f64, Rc<str>),
     /// A string.
     Str(Rc<str>),
     /// A list.
@@ -109,6 +111,7 @@ impl Value {
             Value::Bool(_) => "bool".into(),
             Value::Int(_) => "int".into(),
             Value::Float(_) => "float".into(),
+            Value::Unit(_, t) => format!("number_multiplier({t})"),
             Value::Str(_) => "str".into(),
             Value::List(_) => "list".into(),
             Value::Dict(d) => match &d.schema {
@@ -127,7 +130,7 @@ impl Value {
             Value::Undefined | Value::None => false,
             Value::Bool(b) => *b,
             Value::Int(i) => *i != 0,
-            Value::Float(f) => *f != 0.0,
+            Value::Float(f) | Value::Unit(f, _) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Dict(d) => !d.map.is_empty(),
@@ -158,6 +161,7 @@ impl Value {
                 let _ = write!(out, "{i}");
             }
             Value::Float(f) => out.push_str(&float_str(*f)),
+            Value::Unit(_, t) => out.push_str(t),
             Value::Str(s) => {
                 if quote {
                     out.push('\'');
@@ -218,7 +222,7 @@ impl Value {
             | Value::Module(_) => J::Null,
             Value::Bool(b) => J::Bool(*b),
             Value::Int(i) => J::from(*i),
-            Value::Float(f) => serde_json::Number::from_f64(*f)
+            Value::Float(f) | Value::Unit(f, _) => serde_json::Number::from_f64(*f)
                 .map(J::Number)
                 .unwrap_or(J::Null),
             Value::Str(s) => J::String(s.to_string()),
@@ -290,7 +294,7 @@ impl Value {
             Value::Int(i) => {
                 let _ = write!(out, "{i}");
             }
-            Value::Float(f) => out.push_str(&canonical_float(*f)),
+            Value::Float(f) | Value::Unit(f, _) => out.push_str(&canonical_float(*f)),
             Value::Str(s) => out.push_str(&serde_json::Value::String(s.to_string()).to_string()),
             Value::List(l) => {
                 out.push('[');
@@ -359,7 +363,7 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         (Value::Undefined, Value::Undefined) | (Value::None, Value::None) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) | (Value::Unit(x, _), Value::Unit(y, _)) => x == y,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::List(x), Value::List(y)) => {

@@ -103,7 +103,7 @@ fn write_scalar(v: &Value, indent: usize, out: &mut String, line: u32) -> Result
         Value::None | Value::Undefined => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) => out.push_str(&i.to_string()),
-        Value::Float(f) => {
+        Value::Float(f) | Value::Unit(f, _) => {
             if f.is_nan() {
                 out.push_str(".nan");
             } else if f.is_infinite() {
