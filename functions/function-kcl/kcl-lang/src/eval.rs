@@ -765,9 +765,18 @@ impl Interp {
             ExprKind::SchemaInst(callee, args, kwargs, cfg) => {
                 let st = match self.expr(callee)? {
                     Value::Schema(s) => s,
+                    // `instance {...}`: the instance's values and the
+                    // config make a new instance of its schema.
+                    old @ Value::Dict(_)
+                        if matches!(&old, Value::Dict(d) if d.schema.is_some())
+                            && args.is_empty()
+                            && kwargs.is_empty() =>
+                    {
+                        return self.unify_with_expr(&old, e, "", line);
+                    }
                     Value::Dict(_) => {
                         return unsupported(
-                            "unifying an instance with a config (`instance {...}`)",
+                            "unifying a plain dict with a config (`dict {...}`)",
                             line,
                         );
                     }
@@ -1388,7 +1397,11 @@ impl Interp {
             && let ExprKind::Config(es) = &cfg.kind
             && args.is_empty()
             && kwargs.is_empty()
-            && let Value::Schema(st) = self.expr(callee)?
+            && let Some(st) = match self.expr(callee)? {
+                Value::Schema(st) => Some(st),
+                Value::Dict(inst) => inst.schema.clone(),
+                _ => None,
+            }
         {
             let mut entries: Vec<ConfigEntry> = d
                 .map

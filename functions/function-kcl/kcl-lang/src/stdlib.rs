@@ -10,7 +10,7 @@ use crate::eval::Interp;
 use crate::value::{Map, Value, float_str};
 
 /// The modules this interpreter provides.
-pub const MODULES: &[&str] = &["regex", "base64", "json", "yaml", "crypto", "math"];
+pub const MODULES: &[&str] = &["regex", "base64", "json", "yaml", "crypto", "math", "units"];
 
 const FUNCTIONS: &[&str] = &[
     "regex.match",
@@ -50,6 +50,19 @@ const FUNCTIONS: &[&str] = &[
     "math.pow",
     "math.sqrt",
     "math.modf",
+    "units.to_n",
+    "units.to_u",
+    "units.to_m",
+    "units.to_K",
+    "units.to_M",
+    "units.to_G",
+    "units.to_T",
+    "units.to_P",
+    "units.to_Ki",
+    "units.to_Mi",
+    "units.to_Gi",
+    "units.to_Ti",
+    "units.to_Pi",
 ];
 
 /// The longest regular expression accepted, in bytes.
@@ -257,6 +270,33 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
             )
         }
         _ if name.starts_with("math.") => math(name, &a, line)?,
+        _ if name.starts_with("units.to_") => {
+            // The number in the unit, truncated, and the unit's suffix.
+            let suffix = &name["units.to_".len()..];
+            let factor = crate::lexer::MULTIPLIERS
+                .iter()
+                .find(|(s, _)| *s == suffix)
+                .map(|(_, f)| *f)
+                .unwrap_or(1.0);
+            let n = match a.req(0, "num")? {
+                Value::Int(i) => i as f64,
+                Value::Float(f) => f,
+                other => {
+                    return eval_err(
+                        format!("{name}() expects a number, got {}", other.type_name()),
+                        line,
+                    );
+                }
+            };
+            let q = (n / factor).trunc();
+            if !q.is_finite() || q.abs() >= 9.2e18 {
+                return eval_err(
+                    format!("{name}(): the result does not fit in 64 bits"),
+                    line,
+                );
+            }
+            Value::str(format!("{}{suffix}", q as i64))
+        }
         other => return unsupported(other, line),
     })
 }
