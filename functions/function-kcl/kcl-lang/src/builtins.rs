@@ -818,9 +818,15 @@ fn format_str(s: &str, a: &Args, line: u32) -> Result<String, Error> {
                 }
                 field.push(d);
             }
-            if field.contains(':') || field.contains('!') {
-                return unsupported("a format spec in str.format()", line);
-            }
+            // `{name!r:spec}`: KCL ignores the conversion.
+            let (field, spec) = match field.split_once(':') {
+                Some((f, sp)) => (f.to_string(), Some(sp.to_string())),
+                None => (field, None),
+            };
+            let field = match field.split_once('!') {
+                Some((f, _)) => f.to_string(),
+                None => field,
+            };
             let v = if field.is_empty() {
                 auto += 1;
                 a.pos.get(auto - 1).cloned()
@@ -831,9 +837,10 @@ fn format_str(s: &str, a: &Args, line: u32) -> Result<String, Error> {
                     .find(|(k, _)| *k == field)
                     .map(|(_, v)| v.clone())
             };
-            match v {
-                Some(v) => out.push_str(&v.to_kcl_string()),
-                None => {
+            match (v, spec) {
+                (Some(v), Some(spec)) => out.push_str(&format_spec(&v, &spec, line)?),
+                (Some(v), None) => out.push_str(&v.to_kcl_string()),
+                (None, _) => {
                     return eval_err(format!("format(): no argument for field {{{field}}}"), line);
                 }
             }
@@ -847,6 +854,158 @@ fn format_str(s: &str, a: &Args, line: u32) -> Result<String, Error> {
         }
     }
     Ok(out)
+}
+
+/// One field's format spec (`[[fill]align][sign][#][0][width][,][.prec][type]`),
+/// as KCL applies it: to numbers; strings and bools print as they are.
+fn format_spec(v: &Value, spec: &str, line: u32) -> Result<String, Error> {
+    let bad = || Error::Eval {
+        line,
+        msg: format!("invalid format spec {spec:?}"),
+    };
+    let cs: Vec<char> = spec.chars().collect();
+    let mut i = 0;
+    let (mut fill, mut align) = (' ', None);
+    if cs.len() >= 2 && "<>^=".contains(cs[1]) {
+        fill = cs[0];
+        align = Some(cs[1]);
+        i = 2;
+    } else if !cs.is_empty() && "<>^=".contains(cs[0]) {
+        align = Some(cs[0]);
+        i = 1;
+    }
+    let mut sign = '-';
+    if i < cs.len() && "+- ".contains(cs[i]) {
+        sign = cs[i];
+        i += 1;
+    }
+    let alt = i < cs.len() && cs[i] == '#';
+    if alt {
+        i += 1;
+    }
+    if i < cs.len() && cs[i] == '0' {
+        if align.is_none() {
+            fill = '0';
+            align = Some('=');
+        }
+        i += 1;
+    }
+    let mut width = 0usize;
+    while i < cs.len() && cs[i].is_ascii_digit() {
+        width = width
+            .saturating_mul(10)
+            .saturating_add(cs[i] as usize - '0' as usize);
+        i += 1;
+    }
+    let group = i < cs.len() && (cs[i] == ',' || cs[i] == '_');
+    let group_char = if group { cs[i] } else { ',' };
+    if group {
+        i += 1;
+    }
+    let mut prec = None;
+    if i < cs.len() && cs[i] == '.' {
+        i += 1;
+        let mut p = 0usize;
+        while i < cs.len() && cs[i].is_ascii_digit() {
+            p = p
+                .saturating_mul(10)
+                .saturating_add(cs[i] as usize - '0' as usize);
+            i += 1;
+        }
+        prec = Some(p.min(100));
+    }
+    let ty = cs.get(i).copied();
+    if i + usize::from(ty.is_some()) != cs.len() || width > 4096 {
+        return Err(bad());
+    }
+    let (neg, body) = match (v, ty) {
+        (Value::Int(n), None | Some('d' | 'n')) => (
+            *n < 0,
+            group_digits(&n.unsigned_abs().to_string(), group, group_char),
+        ),
+        (Value::Int(n), Some(t @ ('x' | 'X' | 'o' | 'b'))) => {
+            let u = n.unsigned_abs();
+            let digits = match t {
+                'x' => format!("{u:x}"),
+                'X' => format!("{u:X}"),
+                'o' => format!("{u:o}"),
+                _ => format!("{u:b}"),
+            };
+            let prefix = if alt {
+                format!("0{}", if t == 'X' { 'X' } else { t })
+            } else {
+                String::new()
+            };
+            (*n < 0, prefix + &digits)
+        }
+        (Value::Int(_) | Value::Float(_), Some(t @ ('f' | 'F' | 'e' | 'E' | '%'))) => {
+            let f = match v {
+                Value::Int(n) => *n as f64,
+                Value::Float(f) => *f,
+                _ => 0.0,
+            };
+            let p = prec.unwrap_or(6);
+            let body = match t {
+                'f' | 'F' => group_digits(&format!("{:.p$}", f.abs()), group, group_char),
+                '%' => format!("{:.p$}%", f.abs() * 100.0),
+                _ => {
+                    let e = format!("{:.p$e}", f.abs());
+                    let (m, x) = e.split_once('e').unwrap_or((&e, "0"));
+                    let x: i32 = x.parse().unwrap_or(0);
+                    let t = if t == 'E' { 'E' } else { 'e' };
+                    format!("{m}{t}{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
+                }
+            };
+            (f.is_sign_negative() && f != 0.0, body)
+        }
+        (Value::Float(f), None) => (f.is_sign_negative() && *f != 0.0, float_str(f.abs())),
+        (Value::Int(_) | Value::Float(_), Some(t)) => {
+            return unsupported(format!("format type {t:?} in str.format()"), line);
+        }
+        (other, _) => return Ok(other.to_kcl_string()),
+    };
+    let sign_text = match (neg, sign) {
+        (true, _) => "-",
+        (false, '+') => "+",
+        (false, ' ') => " ",
+        _ => "",
+    };
+    let len = sign_text.chars().count() + body.chars().count();
+    let pad = width.saturating_sub(len);
+    let fills = |n: usize| std::iter::repeat_n(fill, n).collect::<String>();
+    Ok(match align.unwrap_or('>') {
+        '<' => format!("{sign_text}{body}{}", fills(pad)),
+        '^' => format!(
+            "{}{sign_text}{body}{}",
+            fills(pad / 2),
+            fills(pad - pad / 2)
+        ),
+        '=' => format!("{sign_text}{}{body}", fills(pad)),
+        _ => format!("{}{sign_text}{body}", fills(pad)),
+    })
+}
+
+/// Digits with a separator every three places (before any fraction).
+fn group_digits(digits: &str, group: bool, sep: char) -> String {
+    if !group {
+        return digits.to_string();
+    }
+    let (int, frac) = match digits.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (digits, None),
+    };
+    let mut out = String::new();
+    for (k, c) in int.chars().enumerate() {
+        if k > 0 && (int.len() - k) % 3 == 0 {
+            out.push(sep);
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
 }
 
 /// Orders two values for `<`, `sorted`, `max`, `min`.
