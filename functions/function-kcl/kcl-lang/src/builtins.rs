@@ -1234,7 +1234,7 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
         },
         "<<" | ">>" | "&" | "^" if matches!((a, b), (Int(_), Int(_))) => {
             let (Int(x), Int(y)) = (a, b) else {
-                unreachable!()
+                return type_err(op, a, b, line);
             };
             match op {
                 "<<" => {

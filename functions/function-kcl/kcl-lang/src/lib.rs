@@ -30,6 +30,9 @@ pub use error::Error;
 pub use eval::Limits;
 pub use value::{Dict, Map, Value};
 
+/// How deeply the program's output may nest.
+pub const MAX_OUTPUT_DEPTH: usize = 1000;
+
 /// The KCL version whose language this interpreter follows.
 pub const KCL_VERSION: &str = "0.12.3";
 
@@ -59,6 +62,15 @@ pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     let prog = parser::parse_program(src, opts.limits.max_stack_bytes)?;
     let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
     let values = it.run(std::rc::Rc::new(prog))?;
+    // The output is walked recursively (JSON, YAML): bound its nesting.
+    for (k, v) in &values {
+        if v.depth(MAX_OUTPUT_DEPTH) > MAX_OUTPUT_DEPTH {
+            return Err(Error::Limit {
+                line: 0,
+                msg: format!("the value of {k:?} nests deeper than {MAX_OUTPUT_DEPTH} levels"),
+            });
+        }
+    }
     Ok(Output {
         values,
         printed: std::mem::take(&mut it.printed),

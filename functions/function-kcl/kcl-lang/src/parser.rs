@@ -19,6 +19,7 @@ pub fn parse_program(src: &str, stack_budget: usize) -> Result<Vec<Stmt>, Error>
         nest: 0,
         stack_base: crate::stack::here(),
         stack_budget,
+        memo: Default::default(),
     };
     let mut out = Vec::new();
     while !p.at_eof() {
@@ -43,6 +44,8 @@ struct Parser {
     nest: u32,
     stack_base: usize,
     stack_budget: usize,
+    /// Literals already parsed: start position to result and end position.
+    memo: std::collections::HashMap<usize, (Result<Expr, Error>, usize)>,
 }
 
 /// Positional and keyword arguments of a call.
@@ -1073,6 +1076,7 @@ impl Parser {
                         nest: self.nest,
                         stack_base: self.stack_base,
                         stack_budget: self.stack_budget,
+                        memo: Default::default(),
                     };
                     let e = sub.expr()?;
                     if !sub.at_eof() {
@@ -1186,7 +1190,29 @@ impl Parser {
         Ok(fors)
     }
 
+    /// A list literal after its `[`, parsed once per position: telling a
+    /// comprehension from a list reads the first element twice, and
+    /// without the memo nested literals would be read exponentially often.
     fn list_literal(&mut self, line: u32) -> Result<Expr, Error> {
+        self.memoized(|p| p.list_literal_once(line))
+    }
+
+    fn memoized(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<Expr, Error>,
+    ) -> Result<Expr, Error> {
+        let start = self.pos;
+        if let Some((r, end)) = self.memo.get(&start) {
+            let r = r.clone();
+            self.pos = *end;
+            return r;
+        }
+        let r = f(self);
+        self.memo.insert(start, (r.clone(), self.pos));
+        r
+    }
+
+    fn list_literal_once(&mut self, line: u32) -> Result<Expr, Error> {
         self.enter()?;
         let r = self.with_nl(true, |p| {
             if p.eat_op("]") {
@@ -1289,7 +1315,13 @@ impl Parser {
         Ok(items)
     }
 
+    /// A config literal from its `{`, parsed once per position (see
+    /// [`Parser::list_literal`]).
     fn config_literal(&mut self) -> Result<Expr, Error> {
+        self.memoized(|p| p.config_literal_once())
+    }
+
+    fn config_literal_once(&mut self) -> Result<Expr, Error> {
         let line = self.line();
         self.expect_op("{")?;
         self.enter()?;

@@ -204,6 +204,25 @@ impl Value {
         }
     }
 
+    /// How deeply lists and dicts nest in the value, counted without
+    /// recursion; stops counting past `limit`.
+    pub fn depth(&self, limit: usize) -> usize {
+        let mut max = 0;
+        let mut stack = vec![(self, 0usize)];
+        while let Some((v, d)) = stack.pop() {
+            max = max.max(d);
+            if max > limit {
+                break;
+            }
+            match v {
+                Value::List(l) => stack.extend(l.iter().map(|x| (x, d + 1))),
+                Value::Dict(m) => stack.extend(m.map.values().map(|x| (x, d + 1))),
+                _ => {}
+            }
+        }
+        max
+    }
+
     /// Whether the value is a plain datum (not a function, schema type or module).
     pub fn is_data(&self) -> bool {
         !matches!(self, Value::Func(_) | Value::Schema(_) | Value::Module(_))

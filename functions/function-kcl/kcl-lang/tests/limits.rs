@@ -121,3 +121,29 @@ fn unsupported_features_name_the_feature_and_line() {
         "{e}"
     );
 }
+
+#[test]
+fn deeply_nested_output_is_refused() {
+    // Each call nests 60 lists, 20 calls deep: 1200 levels.
+    let inner = format!("{}x{}", "[".repeat(60), "]".repeat(60));
+    let src = format!("f = lambda n, x {{ x if n == 0 else f(n - 1, {inner}) }}\na = f(20, 1)");
+    assert_limit(&src, "nests deeper");
+}
+
+#[test]
+fn nested_literals_parse_in_linear_time() {
+    // Telling a comprehension from a literal must not re-read nested
+    // literals at every level (2^depth).
+    let start = Instant::now();
+    let lists = format!("a = {}1{}", "[".repeat(60), "]".repeat(60));
+    assert!(run(&lists).is_ok());
+    let dicts = format!("a = {}1{}", "{k: ".repeat(60), "}".repeat(60));
+    assert!(run(&dicts).is_ok());
+    let mixed = format!("a = {}1{}", "[{k: ".repeat(30), "}]".repeat(30));
+    assert!(run(&mixed).is_ok());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+}
