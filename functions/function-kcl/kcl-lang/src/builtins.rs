@@ -194,6 +194,9 @@ pub fn call(
     let a = Args::new(name, pos, kw, line);
     Ok(match name {
         "print" => {
+            for v in &a.pos {
+                it.check_text(v, line)?;
+            }
             let parts: Vec<String> = a.pos.iter().map(|v| v.to_kcl_string()).collect();
             it.printed.push_str(&parts.join(" "));
             it.printed.push('\n');
@@ -211,7 +214,11 @@ pub fn call(
                 );
             }
         },
-        "str" => Value::str(a.opt(0, "x").map(|v| v.to_kcl_string()).unwrap_or_default()),
+        "str" => {
+            let v = a.opt(0, "x").unwrap_or(Value::str(""));
+            it.check_text(&v, line)?;
+            Value::str(v.to_kcl_string())
+        }
         "int" => {
             let base = a.opt_int(1, "base")?.unwrap_or(10);
             match a.opt(0, "x").unwrap_or(Value::Int(0)) {
@@ -409,6 +416,8 @@ pub fn call(
                 return eval_err("isunique() expects a list", line);
             };
             let mut unique = true;
+            // Pairwise, as KCL compares: the work counts against the steps.
+            it.charge(l.len().saturating_mul(l.len()), line)?;
             for (i, x) in l.iter().enumerate() {
                 if l[..i]
                     .iter()
@@ -686,6 +695,19 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
                     );
                 }
             };
+            let total = items
+                .iter()
+                .map(|v| match v {
+                    Value::Str(x) => x.len(),
+                    _ => 0,
+                })
+                .fold(s.len().saturating_mul(items.len()), usize::saturating_add);
+            if total > it.limits.max_str_len {
+                return Err(Error::Limit {
+                    line,
+                    msg: format!("a string is longer than {} bytes", it.limits.max_str_len),
+                });
+            }
             let mut parts = Vec::with_capacity(items.len());
             for v in items.iter() {
                 match v {
@@ -766,7 +788,14 @@ fn str_method(it: &mut Interp, s: &Rc<str>, m: &str, a: Args, line: u32) -> Resu
                 Value::Int(s.matches(&*sub).count() as i64)
             }
         }
-        "format" => Value::str(format_str(s, &a, line)?),
+        "format" => {
+            for v in a.pos.iter().chain(a.kw.iter().map(|(_, v)| v)) {
+                it.check_text(v, line)?;
+            }
+            let out = format_str(s, &a, line)?;
+            it.check_str(&out, line)?;
+            Value::str(out)
+        }
         "isdigit" => Value::Bool(!s.is_empty() && s.chars().all(|c| c.is_ascii_digit())),
         "isalpha" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphabetic)),
         "isalnum" => Value::Bool(!s.is_empty() && s.chars().all(char::is_alphanumeric)),
@@ -1127,12 +1156,14 @@ pub fn binary(it: &mut Interp, op: &str, a: &Value, b: &Value, line: u32) -> Res
             (Int(x), Int(y)) => Int(x.checked_add(*y).ok_or_else(ov)?),
             (Int(_) | Float(_), Int(_) | Float(_)) => Float(as_f64(a) + as_f64(b)),
             (Str(x), Str(y)) => {
+                it.charge(x.len() + y.len(), line)?;
                 let s = format!("{x}{y}");
                 it.check_str(&s, line)?;
                 Value::str(s)
             }
             (List(x), List(y)) => {
                 it.check_len(x.len() + y.len(), line)?;
+                it.charge(x.len() + y.len(), line)?;
                 let mut l = (**x).clone();
                 l.extend(y.iter().cloned());
                 Value::list(l)

@@ -216,11 +216,31 @@ impl Interp {
         Ok(())
     }
 
+    /// Counts work proportional to `n` (copying long lists and strings)
+    /// against the step limit: one step per 64 items.
+    pub(crate) fn charge(&mut self, n: usize, line: u32) -> Result<(), Error> {
+        self.steps = self.steps.saturating_add((n / 64) as u64);
+        self.step(line)
+    }
+
     pub(crate) fn check_str(&self, s: &str, line: u32) -> Result<(), Error> {
         if s.len() > self.limits.max_str_len {
             return Err(Error::Limit {
                 line,
                 msg: format!("a string is longer than {} bytes", self.limits.max_str_len),
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses to write a value as text when the text would pass the
+    /// string limit (a list can hold one large string many times).
+    pub(crate) fn check_text(&self, v: &Value, line: u32) -> Result<(), Error> {
+        let limit = self.limits.max_str_len;
+        if v.text_size(limit) > limit {
+            return Err(Error::Limit {
+                line,
+                msg: format!("a value's text would be longer than {limit} bytes"),
             });
         }
         Ok(())
@@ -577,7 +597,10 @@ impl Interp {
                         StrSeg::Expr(x, spec) => {
                             let v = self.expr(x)?;
                             match spec.as_deref() {
-                                None => s.push_str(&v.to_kcl_string()),
+                                None => {
+                                    self.check_text(&v, line)?;
+                                    s.push_str(&v.to_kcl_string())
+                                }
                                 Some("#json") => {
                                     s.push_str(&builtins::json_encode(&v, None, line)?)
                                 }

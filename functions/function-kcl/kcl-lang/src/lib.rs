@@ -30,6 +30,9 @@ pub use error::Error;
 pub use eval::Limits;
 pub use value::{Dict, Map, Value};
 
+/// How large the program's output may be, as text.
+pub const MAX_OUTPUT_BYTES: usize = 64 << 20;
+
 /// How deeply the program's output may nest.
 pub const MAX_OUTPUT_DEPTH: usize = 1000;
 
@@ -64,6 +67,12 @@ pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     let values = it.run(std::rc::Rc::new(prog))?;
     // The output is walked recursively (JSON, YAML): bound its nesting.
     for (k, v) in &values {
+        if v.text_size(MAX_OUTPUT_BYTES) > MAX_OUTPUT_BYTES {
+            return Err(Error::Limit {
+                line: 0,
+                msg: format!("the value of {k:?} is larger than {MAX_OUTPUT_BYTES} bytes as text"),
+            });
+        }
         if v.depth(MAX_OUTPUT_DEPTH) > MAX_OUTPUT_DEPTH {
             return Err(Error::Limit {
                 line: 0,

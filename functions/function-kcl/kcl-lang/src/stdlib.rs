@@ -179,7 +179,9 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
                 );
             }
             let indent = a.opt_int(2, "indent")?.map(|n| n.clamp(0, 64) as usize);
-            let out = json_encode(&a.req(0, "data")?, indent, line)?;
+            let data = a.req(0, "data")?;
+            it.check_text(&data, line)?;
+            let out = json_encode(&data, indent, line)?;
             it.check_str(&out, line)?;
             Value::str(out)
         }
@@ -227,6 +229,7 @@ pub fn call(it: &mut Interp, name: &str, a: Args, line: u32) -> Result<Value, Er
                 );
             }
             let data = a.req(0, "data")?;
+            it.check_text(&data, line)?;
             let docs: Vec<Value> = if name == "yaml.encode_all" {
                 match data {
                     Value::List(l) => l.to_vec(),

@@ -204,6 +204,33 @@ impl Value {
         }
     }
 
+    /// About how many bytes the value's text takes (strings, keys, and a
+    /// few bytes per scalar and element), counted without recursion;
+    /// stops counting past `limit`. Shared parts count each time they
+    /// appear, as they do in the text.
+    pub fn text_size(&self, limit: usize) -> usize {
+        let mut total = 0usize;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            total = total.saturating_add(match v {
+                Value::Str(s) => s.len() + 2,
+                Value::List(l) => {
+                    stack.extend(l.iter());
+                    2 + l.len()
+                }
+                Value::Dict(d) => {
+                    stack.extend(d.map.values());
+                    2 + d.map.keys().map(|k| k.len() + 4).sum::<usize>()
+                }
+                _ => 8,
+            });
+            if total > limit {
+                break;
+            }
+        }
+        total
+    }
+
     /// How deeply lists and dicts nest in the value, counted without
     /// recursion; stops counting past `limit`.
     pub fn depth(&self, limit: usize) -> usize {
@@ -384,7 +411,9 @@ pub fn equal(a: &Value, b: &Value) -> bool {
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Float(x), Value::Float(y)) | (Value::Unit(x, _), Value::Unit(y, _)) => x == y,
         (Value::Int(x), Value::Float(y)) | (Value::Float(y), Value::Int(x)) => (*x as f64) == *y,
-        (Value::Str(x), Value::Str(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) => Rc::ptr_eq(x, y) || x == y,
+        (Value::List(x), Value::List(y)) if Rc::ptr_eq(x, y) => true,
+        (Value::Dict(x), Value::Dict(y)) if Rc::ptr_eq(x, y) => true,
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| equal(a, b))
         }

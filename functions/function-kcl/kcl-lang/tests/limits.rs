@@ -147,3 +147,17 @@ fn nested_literals_parse_in_linear_time() {
         start.elapsed()
     );
 }
+
+#[test]
+fn shared_strings_cannot_blow_up_text() {
+    // One 1 MB string a million times: a tiny value, a terabyte of text.
+    let big = "_s = \"x\" * 1000000\n_l = [_s] * 1000000\n";
+    assert_limit(&format!("{big}a = str(_l)"), "text would be longer");
+    assert_limit(
+        &format!("{big}import json\na = json.encode(_l)"),
+        "text would be longer",
+    );
+    assert_limit(&format!("{big}a = \"${{_l}}\""), "text would be longer");
+    assert_limit(&format!("{big}a = \"\".join(_l)"), "string is longer");
+    assert_limit(&format!("{big}a = _l"), "larger than");
+}
