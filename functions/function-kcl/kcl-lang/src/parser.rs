@@ -233,7 +233,13 @@ impl Parser {
         match kw {
             "import" => {
                 self.pos += 1;
-                let mut path = self.ident()?;
+                // Relative imports (`.pkg`, `..pkg`) keep their dots.
+                let mut dots = String::new();
+                while self.at_op(".") || self.at_op("...") {
+                    dots.push_str(if self.at_op(".") { "." } else { "..." });
+                    self.pos += 1;
+                }
+                let mut path = dots + &self.ident()?;
                 while self.eat_op(".") {
                     path.push('.');
                     path.push_str(&self.ident()?);
