@@ -269,7 +269,38 @@ impl Parser {
                 return unsupported("protocol", line);
             }
             "rule" if matches!(self.peek_at(1).tok, Tok::Name(_)) => {
-                return unsupported("rule", line);
+                // A rule: a schema whose body is only check conditions.
+                self.pos += 1;
+                let name = self.ident()?;
+                let params = if self.eat_op("[") {
+                    self.params("]")?
+                } else {
+                    vec![]
+                };
+                if self.at_op("(") {
+                    return unsupported("rule inheritance", line);
+                }
+                if self.at_name("for") {
+                    return unsupported("protocol (rule ... for ...)", line);
+                }
+                self.expect_op(":")?;
+                let mut def = SchemaDef {
+                    name,
+                    parent: None,
+                    mixins: vec![],
+                    params,
+                    body: vec![],
+                    index: None,
+                    checks: vec![],
+                    line,
+                    is_mixin: false,
+                };
+                self.checks(col, &mut def.checks)?;
+                out.push(Stmt {
+                    kind: StmtKind::Schema(Rc::new(def)),
+                    line,
+                });
+                return Ok(());
             }
             "type"
                 if matches!(self.peek_at(1).tok, Tok::Name(_))

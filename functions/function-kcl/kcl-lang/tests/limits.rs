@@ -110,8 +110,11 @@ fn integer_overflow_is_an_error_not_a_wrap() {
 
 #[test]
 fn unsupported_features_name_the_feature_and_line() {
-    let e = run("a = 1\nrule R:\n    True").unwrap_err();
-    assert_eq!((e.unsupported_feature(), e.line()), (Some("rule"), 2));
+    let e = run("a = 1\nrule R(S):\n    True").unwrap_err();
+    assert_eq!(
+        (e.unsupported_feature(), e.line()),
+        (Some("rule inheritance"), 2)
+    );
     let e = run("a = 1\nprotocol P:\n    x: int").unwrap_err();
     assert_eq!((e.unsupported_feature(), e.line()), (Some("protocol"), 2));
     let e = run("import k8s.api.core.v1 as k8core\n").unwrap_err();
