@@ -266,7 +266,15 @@ impl Parser {
                 return Ok(());
             }
             "protocol" if matches!(self.peek_at(1).tok, Tok::Name(_)) => {
-                return unsupported("protocol", line);
+                // A protocol only types what a mixin may use: it is kept
+                // as a schema that cannot be instantiated (like a mixin).
+                self.pos += 1;
+                let def = self.schema_def(col, line, true)?;
+                out.push(Stmt {
+                    kind: StmtKind::Schema(Rc::new(def)),
+                    line,
+                });
+                return Ok(());
             }
             "rule" if matches!(self.peek_at(1).tok, Tok::Name(_)) => {
                 // A rule: a schema whose body is only check conditions.
@@ -482,8 +490,10 @@ impl Parser {
             self.expect_op(")")?;
             parent = Some(p);
         }
-        if self.at_name("for") {
-            return unsupported("protocol (schema ... for ...)", line);
+        // `mixin M for P`: the protocol types the mixin's host attributes;
+        // its checks are static, which xfn-kcl does not make.
+        if self.eat_name("for") {
+            self.with_nl(false, |p| p.primary_no_brace())?;
         }
         self.expect_op(":")?;
         // The body, read statement by statement for checks, mixins and the index signature.
