@@ -203,6 +203,8 @@ pub struct SchemaDef {
     pub line: u32,
     /// Whether it is a `mixin`.
     pub is_mixin: bool,
+    /// `@deprecated`: whether using it is an error (`strict`, the default).
+    pub deprecated: Option<bool>,
 }
 
 /// A condition of a check block.
@@ -253,6 +255,9 @@ pub enum StmtKind {
     Assert(Expr, Option<Expr>, Option<Expr>),
     /// A schema definition.
     Schema(Rc<SchemaDef>),
+    /// `@deprecated` on the schema attribute before it: its name and
+    /// whether setting it is an error.
+    Deprecated(String, bool),
     /// `type Name = T`.
     TypeAlias(String, Type),
     /// An expression.

@@ -347,6 +347,7 @@ impl Interp {
                 let st = self.schema_type(def)?;
                 self.set_name(&def.name, Value::Schema(st), s.line, true)?;
             }
+            StmtKind::Deprecated(..) => {}
             StmtKind::TypeAlias(name, ty) => {
                 self.aliases.insert(name.clone(), ty.clone());
             }
@@ -1217,6 +1218,9 @@ impl Interp {
         cfg: Vec<ConfigEntry>,
         line: u32,
     ) -> Result<Value, Error> {
+        if st.def.deprecated == Some(true) {
+            return eval_err(format!("{} was deprecated", st.name()), line);
+        }
         if st.def.is_mixin {
             return eval_err(format!("mixin {} cannot be instantiated", st.name()), line);
         }
@@ -1534,6 +1538,16 @@ impl Interp {
                         }
                         break;
                     }
+                }
+                Ok(())
+            }
+            StmtKind::Deprecated(name, strict) => {
+                let set = self
+                    .attrs_mut(s.line)?
+                    .get(name)
+                    .is_some_and(|v| !v.is_none_like());
+                if set && *strict {
+                    return eval_err(format!("{name} was deprecated"), s.line);
                 }
                 Ok(())
             }

@@ -19,6 +19,7 @@ pub fn parse_program(src: &str, stack_budget: usize) -> Result<Vec<Stmt>, Error>
         nest: 0,
         stack_base: crate::stack::here(),
         stack_budget,
+        deprecated: None,
         memo: Default::default(),
     };
     let mut out = Vec::new();
@@ -44,6 +45,8 @@ struct Parser {
     nest: u32,
     stack_base: usize,
     stack_budget: usize,
+    /// `@deprecated` read for the next schema or attribute.
+    deprecated: Option<bool>,
     /// Literals already parsed: start position to result and end position.
     memo: std::collections::HashMap<usize, (Result<Expr, Error>, usize)>,
 }
@@ -227,7 +230,27 @@ impl Parser {
         let col = t.col;
         let kw = match &t.tok {
             Tok::Name(n) => n.as_str(),
-            Tok::Op("@") => return unsupported("decorators", line),
+            Tok::Op("@") => {
+                // `@info(...)` and `@deprecated(...)` before a schema or an attribute.
+                self.pos += 1;
+                let name = self.ident()?;
+                let mut strict = true;
+                if self.eat_op("(") {
+                    let (_, kwargs) = self.args()?;
+                    strict = !kwargs
+                        .iter()
+                        .any(|(k, v)| k == "strict" && matches!(v.kind, ExprKind::Bool(false)));
+                }
+                match name.as_str() {
+                    "info" => {}
+                    "deprecated" => self.deprecated = Some(strict),
+                    other => return unsupported(format!("decorator @{other}"), line),
+                }
+                if !self.peek().first {
+                    return self.syntax("a decorator stands on its own line");
+                }
+                return Ok(());
+            }
             _ => "",
         };
         match kw {
@@ -302,6 +325,7 @@ impl Parser {
                     checks: vec![],
                     line,
                     is_mixin: false,
+                    deprecated: self.deprecated.take(),
                 };
                 self.checks(col, &mut def.checks)?;
                 out.push(Stmt {
@@ -417,6 +441,10 @@ impl Parser {
                     None
                 };
                 self.end_simple()?;
+                let deprecated = self.deprecated.take().map(|strict| Stmt {
+                    kind: StmtKind::Deprecated(name.clone(), strict),
+                    line,
+                });
                 out.push(Stmt {
                     kind: StmtKind::Attr {
                         name,
@@ -426,8 +454,12 @@ impl Parser {
                     },
                     line,
                 });
+                out.extend(deprecated);
                 return Ok(());
             }
+        }
+        if self.deprecated.is_some() {
+            return self.syntax("a decorator must come before a schema or a schema attribute");
         }
         let e = self.expr()?;
         if self.at_op("=") {
@@ -479,6 +511,7 @@ impl Parser {
     }
 
     fn schema_def(&mut self, col: u32, line: u32, is_mixin: bool) -> Result<SchemaDef, Error> {
+        let deprecated = self.deprecated.take();
         let name = self.ident()?;
         let mut params = Vec::new();
         if self.eat_op("[") {
@@ -507,6 +540,7 @@ impl Parser {
             checks: vec![],
             line,
             is_mixin,
+            deprecated,
         };
         if !self.peek().first {
             return self.syntax("a schema body must be an indented block");
@@ -1123,6 +1157,7 @@ impl Parser {
                         nest: self.nest,
                         stack_base: self.stack_base,
                         stack_budget: self.stack_budget,
+                        deprecated: None,
                         memo: Default::default(),
                     };
                     let e = sub.expr()?;

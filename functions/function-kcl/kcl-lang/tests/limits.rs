@@ -115,8 +115,11 @@ fn unsupported_features_name_the_feature_and_line() {
         (e.unsupported_feature(), e.line()),
         (Some("rule inheritance"), 2)
     );
-    let e = run("a = 1\n@deprecated\nschema P:\n    x: int").unwrap_err();
-    assert_eq!((e.unsupported_feature(), e.line()), (Some("decorators"), 2));
+    let e = run("a = 1\n@custom\nschema P:\n    x: int").unwrap_err();
+    assert_eq!(
+        (e.unsupported_feature(), e.line()),
+        (Some("decorator @custom"), 2)
+    );
     let e = run("import k8s.api.core.v1 as k8core\n").unwrap_err();
     assert!(
         e.unsupported_feature()
