@@ -160,6 +160,8 @@ pub enum LitType {
     Int(i64),
     /// A float.
     Float(f64),
+    /// A number multiplier, by value.
+    Unit(f64),
     /// A bool.
     Bool(bool),
     /// None.

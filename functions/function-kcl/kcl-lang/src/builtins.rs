@@ -234,6 +234,19 @@ pub fn call(
                 Value::Str(s) => {
                     // As KCL: decimal digits only (it refuses "ff" even in
                     // base 16), read in the base; no 0x/0o/0b prefix.
+                    // A number with a unit suffix: `int("10Ki")` is 10240.
+                    if let Some((suffix, factor)) = crate::lexer::MULTIPLIERS
+                        .iter()
+                        .filter(|(sfx, _)| s.ends_with(sfx))
+                        .max_by_key(|(sfx, _)| sfx.len())
+                        && let Ok(n) = s[..s.len() - suffix.len()].parse::<i64>()
+                    {
+                        let v = n as f64 * factor;
+                        if v.abs() >= 9.2e18 {
+                            return Err(overflow(line));
+                        }
+                        return Ok(Value::Int(v as i64));
+                    }
                     let radix = u32::try_from(base).ok().filter(|b| (2..=36).contains(b));
                     let digits = s.strip_prefix(['-', '+']).unwrap_or(&s);
                     let decimal = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());

@@ -1594,6 +1594,7 @@ impl Interp {
                     (LitType::Str(a), Value::Str(b)) => **a == **b,
                     (LitType::Int(a), Value::Int(b)) => a == b,
                     (LitType::Float(a), Value::Float(b)) => a == b,
+                    (LitType::Unit(a), Value::Unit(b, _)) => a == b,
                     (LitType::Bool(a), Value::Bool(b)) => a == b,
                     (LitType::None, Value::None) => true,
                     _ => false,
@@ -1739,7 +1740,7 @@ fn type_text(t: &Type) -> String {
         Type::Lit(l) => match l {
             LitType::Str(s) => format!("{s:?}"),
             LitType::Int(i) => i.to_string(),
-            LitType::Float(f) => f.to_string(),
+            LitType::Float(f) | LitType::Unit(f) => f.to_string(),
             LitType::Bool(b) => {
                 if *b {
                     "True".into()

@@ -525,6 +525,9 @@ impl Parser {
         }
         // `mixin M for P`: the protocol types the mixin's host attributes;
         // its checks are static, which xfn-kcl does not make.
+        if self.at_name("for") && !is_mixin {
+            return self.syntax("only a mixin can be `for` a protocol");
+        }
         if self.eat_name("for") {
             self.with_nl(false, |p| p.primary_no_brace())?;
         }
@@ -717,6 +720,14 @@ impl Parser {
             },
             Tok::Int(i) => Type::Lit(LitType::Int(i)),
             Tok::Float(f) => Type::Lit(LitType::Float(f)),
+            Tok::Unit(n, suffix) => {
+                let factor = crate::lexer::MULTIPLIERS
+                    .iter()
+                    .find(|(s, _)| *s == suffix)
+                    .map(|(_, f)| *f)
+                    .unwrap_or(1.0);
+                Type::Lit(LitType::Unit(n as f64 * factor))
+            }
             Tok::Op("-") => match self.next().tok {
                 Tok::Int(i) => Type::Lit(LitType::Int(-i)),
                 Tok::Float(f) => Type::Lit(LitType::Float(-f)),
