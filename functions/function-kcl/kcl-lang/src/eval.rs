@@ -64,6 +64,8 @@ pub struct Interp {
     pending: HashMap<String, usize>,
     /// Which top-level statements have run (or are running).
     done: Vec<bool>,
+    /// Names top-level `if`s set.
+    top_names: HashSet<String>,
     /// The top-level statement running.
     cur_top: usize,
     /// Where each output key goes: top-level config expressions' keys
@@ -100,6 +102,7 @@ impl Interp {
             prog: Rc::new(Vec::new()),
             pending: HashMap::new(),
             done: Vec::new(),
+            top_names: HashSet::new(),
             cur_top: 0,
             doc_pos: HashMap::new(),
             doc: Map::new(),
@@ -130,6 +133,12 @@ impl Interp {
             };
             if let Some(n) = name {
                 self.pending.entry(n).or_insert(i);
+            }
+            // A name only an `if` sets, read before the `if` runs.
+            if let StmtKind::If(arms) = &s.kind {
+                for (_, body) in arms {
+                    collect_names(body, &mut self.top_names);
+                }
             }
         }
         self.done = vec![false; prog.len()];
@@ -384,6 +393,9 @@ impl Interp {
                         Value::List(l) if self.stream.is_none() => {
                             self.stream = Some((l.to_vec(), s.line))
                         }
+                        Value::List(_) => {
+                            return eval_err("conflicting values between [...] and [...]", s.line);
+                        }
                         _ => {
                             return unsupported(
                                 "a top-level expression statement that is neither a config nor one list",
@@ -565,6 +577,13 @@ impl Interp {
         }
         if builtins::is_builtin(n) {
             return Ok(Value::Func(Rc::new(Func::Builtin(n.to_string(), None))));
+        }
+        if self.top_names.contains(n) {
+            // KCL may evaluate the `if` first (its lazy top level), or not.
+            return unsupported(
+                format!("reading '{n}' before the top-level `if` that sets it (lazy evaluation)"),
+                line,
+            );
         }
         eval_err(format!("name '{n}' is not defined"), line)
     }
