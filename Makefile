@@ -12,10 +12,9 @@ WASM_TARGET := wasm32-wasip2
 WASM_PROFILE := wasm
 WASM_DIR := target/$(WASM_TARGET)/$(WASM_PROFILE)
 VENV := .venv
-PY_SDK_VERSION := 0.15.1
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl
 
 .PHONY: all build wasm render image image-check musl-target test disk-check lint fmt bench fuzz fuzz-tools venv deps go-peer gotmpl-oracle toolchain third-party wasm-target clean
 
@@ -36,11 +35,14 @@ third-party: toolchain
 wasm-target: third-party
 	@rustup target list --installed | grep -qx $(WASM_TARGET) || rustup target add $(WASM_TARGET)
 
-# Python SDK of Crossplane functions: a real peer for wire-compatibility tests.
+# The test virtualenv, from tests/requirements.txt: the Python SDK of
+# Crossplane functions (a real peer for wire-compatibility tests) and the
+# reference KCL, kcl-lib (xfn-kcl's differential test). Reinstalled when the
+# requirements change.
 venv: $(VENV)/.installed
-$(VENV)/.installed:
-	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check crossplane-function-sdk-python==$(PY_SDK_VERSION)
+$(VENV)/.installed: tests/requirements.txt
+	test -x $(VENV)/bin/pip || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	touch $@
 
 ## Build -------------------------------------------------------------------

@@ -58,6 +58,7 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "function-go-templating",
         "function_go_templating.wasm",
     ),
+    ("function-kcl", "function-kcl", "function_kcl.wasm"),
     (
         "function-annotate",
         "function-annotate",

@@ -307,6 +307,7 @@ fn the_layer_holds_a_static_xfn_run_as_a_non_root_user() {
         "function_cel_filter.wasm",
         "function_cidr.wasm",
         "function_go_templating.wasm",
+        "function_kcl.wasm",
     ] {
         let component = read(&xfn_tests::wasm_dir().join(file));
         assert!(
