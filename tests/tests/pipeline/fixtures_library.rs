@@ -1,7 +1,8 @@
 //! The function library's fixtures (environment configs, extra resources,
-//! sequencer, status transformer, CEL filter, CIDR), each run through the
-//! function's real wasm component: every response must equal the native
-//! function's, whose fixture expectations the function's own tests check.
+//! sequencer, status transformer, CEL filter, CIDR, go-templating, KCL),
+//! each run through the function's real wasm component: every response
+//! must equal the native function's, whose fixture expectations the
+//! function's own tests check.
 
 use std::path::PathBuf;
 
@@ -91,4 +92,22 @@ fn cidr() {
         14,
         infallible(function_cidr::run),
     );
+}
+
+#[test]
+fn go_templating() {
+    check(
+        "function-go-templating",
+        "function_go_templating",
+        42,
+        function_go_templating::run,
+    );
+}
+
+#[test]
+fn kcl() {
+    use xfn_sdk::Function as _;
+    check("function-kcl", "function_kcl", 30, |request| {
+        function_kcl::FunctionKcl::run(request).expect("fixtures don't fail the call")
+    });
 }
