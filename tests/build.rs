@@ -39,7 +39,10 @@ fn main() {
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
-        .env_remove("CARGO_TARGET_DIR");
+        .env_remove("CARGO_TARGET_DIR")
+        // `make test` lints the workspace as it builds it for the host.
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CLIPPY_ARGS");
     for (package, dir) in GUESTS {
         build.args(["-p", package]);
         println!("cargo:rerun-if-changed={}", manifest.join(dir).display());
