@@ -10,15 +10,19 @@ use crate::{Run, run_xfn, test_guests_dir, wasm_dir};
 
 /// Runs the case in `dir`.
 pub fn run_case(dir: &Path) -> Run {
+    run_xfn(dir, &case_args(dir))
+}
+
+/// The arguments of the case in `dir` (its `args` file), with `${WASM}`
+/// and `${GUESTS}` expanded.
+pub fn case_args(dir: &Path) -> Vec<String> {
     let args_text = std::fs::read_to_string(dir.join("args")).expect("args");
     let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
     let wasm = wasm_dir().display().to_string();
     let guests = test_guests_dir().display().to_string();
-    let args: Vec<String> = args
-        .iter()
+    args.iter()
         .map(|a| a.replace("${WASM}", &wasm).replace("${GUESTS}", &guests))
-        .collect();
-    run_xfn(dir, &args)
+        .collect()
 }
 
 /// Checks one case; a case with no expectation file is left to its own test.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use xfn_tests::{Run, golden, run_xfn, wasm_dir};
+use xfn_tests::{Run, golden, run_xfn};
 
 fn cases_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("render/cases")
@@ -145,11 +145,7 @@ fn run_edited_case(name: &str, file: &str, edit: impl FnOnce(&mut Value)) -> Run
     let mut doc: Value = serde_json::from_str(text.trim_start_matches("---\n")).expect("JSON");
     edit(&mut doc);
     std::fs::write(&path, doc.to_string()).expect("write");
-    let args_text = std::fs::read_to_string(from.join("args")).expect("args");
-    let args: Vec<String> = serde_json::from_str(&args_text).expect("args is a JSON list");
-    let wasm = wasm_dir().display().to_string();
-    let args: Vec<String> = args.iter().map(|a| a.replace("${WASM}", &wasm)).collect();
-    run_xfn(dir.path(), &args)
+    run_xfn(dir.path(), &golden::case_args(&from))
 }
 
 /// The attack round's low finding: render refused a function's JSON
