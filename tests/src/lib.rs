@@ -98,6 +98,17 @@ pub fn scripted_wasm() -> PathBuf {
     test_guests_dir().join("xfn_test_scripted.wasm")
 }
 
+/// The file of a built component: a test guest (built by this crate's
+/// build script) or else a first-party function (in [`wasm_dir`]).
+pub fn component_path(name: &str) -> PathBuf {
+    let guest = test_guests_dir().join(format!("{name}.wasm"));
+    if guest.is_file() {
+        guest
+    } else {
+        wasm_dir().join(format!("{name}.wasm"))
+    }
+}
+
 /// The bytes of a built component: a test guest (e.g. `xfn_test_scripted`,
 /// built by this crate's build script) or a first-party function (e.g.
 /// `hello`, in [`wasm_dir`]).
@@ -105,12 +116,7 @@ pub fn scripted_wasm() -> PathBuf {
 /// Panics with a hint when the component isn't built: the functions need
 /// `make wasm` (which `make test` runs) first.
 pub fn component(name: &str) -> Vec<u8> {
-    let guest = test_guests_dir().join(format!("{name}.wasm"));
-    let path = if guest.is_file() {
-        guest
-    } else {
-        wasm_dir().join(format!("{name}.wasm"))
-    };
+    let path = component_path(name);
     std::fs::read(&path).unwrap_or_else(|e| {
         panic!(
             "cannot read {}: {e}; build the test components with `make wasm`",

@@ -28,7 +28,7 @@ use tonic::transport::Channel;
 use xfn_grpc::convert::{json_to_struct, struct_to_json};
 use xfn_proto::v1;
 use xfn_proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
-use xfn_tests::{free_port, http_get, wasm_dir, xfn_bin};
+use xfn_tests::{free_port, http_get, xfn_bin};
 
 /// Streams open at once in each round.
 const STREAMS: usize = 1000;
@@ -213,7 +213,6 @@ impl Serve {
     fn start() -> Serve {
         let cache = tempfile::tempdir().expect("a temp dir");
         let metrics_port = free_port();
-        let wasm = wasm_dir();
         let mut command = Command::new(xfn_bin());
         command
             .args(["serve", "--insecure", "--address", "127.0.0.1:0"])
@@ -231,7 +230,7 @@ impl Serve {
         for (name, file, _) in FUNCTIONS {
             command.arg("--function").arg(format!(
                 "{name}={}",
-                wasm.join(format!("{file}.wasm")).display()
+                xfn_tests::component_path(file).display()
             ));
         }
         let mut child = command.spawn().expect("start xfn serve");
