@@ -55,6 +55,17 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The container sandbox's launcher is this binary, started by render
+    // with a hidden first argument; it must stay single-threaded, so it
+    // runs before anything else.
+    #[cfg(target_os = "linux")]
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == xfn_container::LAUNCHER_ARG)
+    {
+        let code = xfn_container::launcher_main();
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let cli = Cli::parse();
     cli::logging::init(cli.verbose);
     xfn_runtime::metrics::count_pulls_from(xfn_oci::registry_pulls);

@@ -282,6 +282,38 @@ impl GrpcFunction {
         })
     }
 
+    /// A function listening on the Unix socket at `path` (plaintext), such
+    /// as a container function's relay. Connects lazily, on the first call,
+    /// and again whenever the connection is lost.
+    pub fn over_unix_socket(
+        name: &str,
+        path: &std::path::Path,
+        options: ClientOptions,
+    ) -> Result<GrpcFunction, ClientError> {
+        let target = format!("unix:{}", path.display());
+        // The URI is only the `:authority` the server sees; the connector
+        // dials the socket whatever it says.
+        let endpoint = Endpoint::from_static("http://localhost:9443")
+            .connect_timeout(options.connect_timeout)
+            .http2_adaptive_window(true);
+        let socket = path.to_owned();
+        let connector = tower::service_fn(move |_: Uri| {
+            let socket = socket.clone();
+            async move {
+                tokio::net::UnixStream::connect(socket)
+                    .await
+                    .map(hyper_util::rt::TokioIo::new)
+            }
+        });
+        Ok(GrpcFunction {
+            name: name.to_owned(),
+            target,
+            channel: endpoint.connect_with_connector_lazy(connector),
+            max_recv_message_size: options.max_recv_message_size,
+            protocol: AtomicU8::new(PROTOCOL_UNKNOWN),
+        })
+    }
+
     /// The target this function is dialed at.
     pub fn target(&self) -> &str {
         &self.target

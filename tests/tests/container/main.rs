@@ -1,0 +1,9 @@
+//! Container functions without Docker: a real Go function from an OCI
+//! image of several layers, in xfn's sandbox, alone and in render.
+//!
+//! One test binary of the area, a module per file (see `tests/README.md`).
+//! Linux only, as the container runtime is.
+#![cfg(target_os = "linux")]
+
+mod sandbox;
+mod support;
