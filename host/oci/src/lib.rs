@@ -26,6 +26,7 @@ mod body;
 pub mod cache;
 mod digest;
 mod error;
+pub mod image;
 pub mod layout;
 mod options;
 pub mod package;
@@ -39,9 +40,11 @@ pub mod xpkg;
 pub use cache::{CACHE_DIR_ENV, Cache};
 pub use digest::Digest;
 pub use error::{Error, Result};
+pub use image::{Compression, ImageConfig, ImageLayer, PulledImage};
 pub use layout::Layout;
 pub use options::{
-    DEFAULT_MAX_LAYER_SIZE, DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
+    DEFAULT_MAX_IMAGE_LAYER_SIZE, DEFAULT_MAX_IMAGE_SIZE, DEFAULT_MAX_LAYER_SIZE,
+    DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
 };
 pub use package::{FunctionMetadata, MetadataSource};
 pub use pull::{PulledFunction, registry_pulls, resolve};
