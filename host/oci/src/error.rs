@@ -74,6 +74,86 @@ pub enum Error {
         platforms: Vec<String>,
     },
 
+    /// An image index (of a container image) with no entry for this
+    /// host's platform, nor a wasm one.
+    #[error(
+        "{reference}: the image index has no entry for {wanted}; it offers {} \
+         (push the function built for {wanted}, or run it on a host of a platform it offers)",
+        if offered.is_empty() { String::from("none") } else { offered.join(", ") }
+    )]
+    NoPlatformEntry {
+        reference: String,
+        wanted: String,
+        offered: Vec<String>,
+    },
+
+    /// A container image built for another platform than this host's.
+    #[error(
+        "{reference}: the image is built for {found}, not {wanted} (this host's platform); \
+         push the function built for {wanted}, or an image index with a {wanted} entry"
+    )]
+    WrongPlatform {
+        reference: String,
+        wanted: String,
+        found: String,
+    },
+
+    /// A container image's config can't be read.
+    #[error("{reference}: invalid image config {digest}: {reason}")]
+    ImageConfig {
+        reference: String,
+        digest: String,
+        reason: String,
+    },
+
+    /// A container image layer xfn can't unpack.
+    #[error("{reference}: layer {digest} has media type `{media_type}`: {reason}")]
+    LayerMediaType {
+        reference: String,
+        digest: String,
+        media_type: String,
+        reason: String,
+    },
+
+    /// A container image layer is larger than the configured limit.
+    #[error(
+        "{reference}: image layer {digest} is {size} bytes, over the limit of {limit} bytes \
+         (raise it with --max-image-layer-size)"
+    )]
+    ImageLayerTooLarge {
+        reference: String,
+        digest: String,
+        size: u64,
+        limit: u64,
+    },
+
+    /// A container image's layers together are larger than the limit.
+    #[error(
+        "{reference}: the image's {layers} layers are {size} bytes together, over the limit \
+         of {limit} bytes (raise it with --max-image-size)"
+    )]
+    ImageTooLarge {
+        reference: String,
+        layers: usize,
+        size: u64,
+        limit: u64,
+    },
+
+    /// A container image layer can't be stored in the cache, where it is
+    /// kept (it is never held in memory).
+    /// (The cause's text is part of the message, so it is no `source`.)
+    #[error(
+        "{reference}: cannot store layer {digest} in the cache ({}): {error} \
+         (free space there, or pick another cache with --cache-dir)",
+        path.display()
+    )]
+    LayerCache {
+        reference: String,
+        digest: String,
+        path: PathBuf,
+        error: std::io::Error,
+    },
+
     /// The artifact's manifest or index doesn't have a layout xfn can run.
     #[error("{reference}: unsupported artifact layout: {reason}")]
     Layout { reference: String, reason: String },

@@ -163,6 +163,29 @@ pub fn select_layers(
 /// `wasip2`), else an entry whose artifact type is a wasm config, else the
 /// only entry.
 pub fn select_index_entry(index: &OciImageIndex) -> Result<&ImageIndexEntry, LayoutError> {
+    let entries = &index.manifests;
+    wasm_index_entry(index)
+        .or(match entries.as_slice() {
+            [only] => Some(only),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            LayoutError::NoWasmPlatform(
+                entries
+                    .iter()
+                    .map(|e| match &e.platform {
+                        Some(p) => format!("{}/{}", p.os, p.architecture),
+                        None => String::from("(no platform)"),
+                    })
+                    .collect(),
+            )
+        })
+}
+
+/// The index entry that is a wasm artifact, if one says so: the
+/// platform-`wasm` entry (preferring `wasip2`), else an entry whose
+/// artifact type is a wasm config.
+pub fn wasm_index_entry(index: &OciImageIndex) -> Option<&ImageIndexEntry> {
     let wasm_platform = |e: &&ImageIndexEntry| {
         e.platform
             .as_ref()
@@ -185,21 +208,19 @@ pub fn select_index_entry(index: &OciImageIndex) -> Result<&ImageIndexEntry, Lay
         .find(wasip2)
         .or_else(|| entries.iter().find(wasm_platform))
         .or_else(|| entries.iter().find(wasm_artifact))
-        .or(match entries.as_slice() {
-            [only] => Some(only),
-            _ => None,
-        })
-        .ok_or_else(|| {
-            LayoutError::NoWasmPlatform(
-                entries
-                    .iter()
-                    .map(|e| match &e.platform {
-                        Some(p) => format!("{}/{}", p.os, p.architecture),
-                        None => String::from("(no platform)"),
-                    })
-                    .collect(),
-            )
-        })
+}
+
+/// Whether an image manifest is a wasm artifact, to be read by
+/// [`select_layers`]: a wasm config media type, or a layer of a wasm media
+/// type. Any other manifest is a container image (or nothing xfn runs).
+pub fn is_wasm_manifest(manifest: &OciImageManifest) -> bool {
+    let config = manifest.config.media_type.as_str();
+    config == WASM_CONFIG_V0
+        || config == WASM_CONFIG_V1
+        || manifest
+            .layers
+            .iter()
+            .any(|l| WASM_LAYER_MEDIA_TYPES.contains(&l.media_type.as_str()))
 }
 
 fn annotation(layer: &OciDescriptor) -> Option<&str> {
@@ -342,6 +363,47 @@ mod tests {
             select_layers(&marked, None).unwrap().wasm.digest,
             "sha256:b"
         );
+    }
+
+    #[test]
+    fn wasm_manifests_are_told_from_container_images() {
+        let oci = "application/vnd.oci.image.config.v1+json";
+        let tar = "application/vnd.oci.image.layer.v1.tar+gzip";
+        let wasm = [
+            manifest(WASM_CONFIG_V0, vec![layer(WASM_LAYER, "sha256:a", None)]),
+            // Wasm by its config, though select_layers refuses it.
+            manifest(WASM_CONFIG_V0, vec![layer(tar, "sha256:a", None)]),
+            manifest(WASM_CONFIG_V1, vec![]),
+            manifest(
+                oci,
+                vec![
+                    layer(tar, "sha256:meta", Some(XPKG_BASE)),
+                    layer(WASM_LAYER, "sha256:wasm", None),
+                ],
+            ),
+        ];
+        for m in &wasm {
+            assert!(is_wasm_manifest(m), "{m:?}");
+        }
+        let images = [
+            manifest(oci, vec![layer(tar, "sha256:a", None)]),
+            // A container function's xpkg: package.yaml in the last layer.
+            manifest(
+                oci,
+                vec![
+                    layer(tar, "sha256:runtime", None),
+                    layer(tar, "sha256:meta", Some(XPKG_BASE)),
+                ],
+            ),
+            manifest(oci, vec![]),
+        ];
+        for m in &images {
+            assert!(!is_wasm_manifest(m), "{m:?}");
+            assert!(matches!(
+                select_layers(m, None),
+                Err(LayoutError::NoWasmLayer(_))
+            ));
+        }
     }
 
     #[test]

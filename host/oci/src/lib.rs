@@ -1,13 +1,18 @@
-//! # xfn-oci: wasm function packages from OCI registries
+//! # xfn-oci: function packages from OCI registries
 //!
 //! Pulls, verifies, caches and pushes Crossplane composition functions built
-//! as wasm components.
+//! as wasm components, and pulls those built as container images.
 //!
 //! * [`resolve`] turns a reference (`registry/repo:tag` or `…@sha256:…`)
 //!   into a verified component per a [`PullPolicy`], from the on-disk
 //!   [`Cache`] or the registry. It accepts the CNCF wasm artifact, older
 //!   wasm media types, xpkg-style images with a wasm layer beside the
 //!   `package.yaml` base layer, and image indexes (see [`layout`]).
+//! * [`resolve_package`] resolves a reference the same way to either kind
+//!   of function package: a wasm component ([`Resolved::Wasm`], as
+//!   [`resolve`] returns it), or an ordinary container image for the
+//!   container runtime ([`Resolved::Image`]: its config, and its layers
+//!   streamed into the cache and verified; see [`image`]).
 //! * [`push`] publishes a component as a CNCF wasm artifact, or, given the
 //!   author's `crossplane.yaml`, as an xpkg that Crossplane's package
 //!   manager installs and xfn runs ([`xpkg`]).
@@ -26,10 +31,12 @@ mod body;
 pub mod cache;
 mod digest;
 mod error;
+pub mod image;
 pub mod layout;
 mod options;
 pub mod package;
 mod pull;
+mod pull_image;
 mod push;
 mod reference;
 mod token;
@@ -39,12 +46,14 @@ pub mod xpkg;
 pub use cache::{CACHE_DIR_ENV, Cache};
 pub use digest::Digest;
 pub use error::{Error, Result};
+pub use image::{Compression, ImageConfig, ImageLayer, PulledImage};
 pub use layout::Layout;
 pub use options::{
-    DEFAULT_MAX_LAYER_SIZE, DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
+    DEFAULT_MAX_IMAGE_LAYER_SIZE, DEFAULT_MAX_IMAGE_SIZE, DEFAULT_MAX_LAYER_SIZE,
+    DEFAULT_PULL_TIMEOUT, PullPolicy, RegistryOptions, parse_size,
 };
 pub use package::{FunctionMetadata, MetadataSource};
-pub use pull::{PulledFunction, registry_pulls, resolve};
+pub use pull::{PulledFunction, Resolved, registry_pulls, resolve, resolve_package};
 pub use push::{Artifact, PushMetadata, Pushed, build_artifact, push};
 pub use reference::ImageRef;
 pub use xfn_component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, localfile};

@@ -50,6 +50,13 @@ impl fmt::Display for PullPolicy {
 /// The default largest layer xfn downloads: 64 MiB.
 pub const DEFAULT_MAX_LAYER_SIZE: u64 = 64 << 20;
 
+/// The default largest layer of a container image xfn downloads: 2 GiB.
+pub const DEFAULT_MAX_IMAGE_LAYER_SIZE: u64 = 2 << 30;
+
+/// The default largest container image xfn downloads, all its layers
+/// together: 8 GiB.
+pub const DEFAULT_MAX_IMAGE_SIZE: u64 = 8 << 30;
+
 /// The largest manifest or image config xfn reads: 4 MiB.
 pub const MAX_METADATA_SIZE: u64 = 4 << 20;
 
@@ -78,6 +85,13 @@ pub struct RegistryOptions {
     pub docker_config: Option<PathBuf>,
     /// The largest layer to download, in bytes.
     pub max_layer_size: u64,
+    /// The largest layer of a container image (a function that is not
+    /// wasm) to download, in bytes. Such layers are streamed to the cache,
+    /// never held in memory.
+    pub max_image_layer_size: u64,
+    /// The largest container image to download, in bytes: the sum of its
+    /// layers' sizes.
+    pub max_image_size: u64,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
     /// How long to wait for a read before giving up (each read).
@@ -97,6 +111,8 @@ impl Default for RegistryOptions {
             docker_configs: Vec::new(),
             docker_config: None,
             max_layer_size: DEFAULT_MAX_LAYER_SIZE,
+            max_image_layer_size: DEFAULT_MAX_IMAGE_LAYER_SIZE,
+            max_image_size: DEFAULT_MAX_IMAGE_SIZE,
             connect_timeout: Duration::from_secs(10),
             read_timeout: Duration::from_secs(60),
             pull_timeout: DEFAULT_PULL_TIMEOUT,
@@ -162,6 +178,9 @@ mod tests {
         assert_eq!(parse_size("1024").unwrap(), 1024);
         assert_eq!(parse_size("64Mi").unwrap(), 64 << 20);
         assert_eq!(parse_size("2 GiB").unwrap(), 2 << 30);
+        // The container image defaults, as a flag would spell them.
+        assert_eq!(parse_size("2Gi").unwrap(), DEFAULT_MAX_IMAGE_LAYER_SIZE);
+        assert_eq!(parse_size("8Gi").unwrap(), DEFAULT_MAX_IMAGE_SIZE);
         assert_eq!(parse_size("512k").unwrap(), 512 << 10);
         assert!(parse_size("").is_err());
         assert!(parse_size("12Tb").is_err());

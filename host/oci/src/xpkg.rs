@@ -852,7 +852,7 @@ pub fn crossplane_index_entry(index: &OciImageIndex) -> Option<&ImageIndexEntry>
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Read;
 
@@ -932,7 +932,8 @@ metadata:
         component.finish()
     }
 
-    fn hello() -> Vec<u8> {
+    /// A component xfn runs: it exports `run-function` and imports `log`.
+    pub(crate) fn hello() -> Vec<u8> {
         component("run-function", &["xfn:function/log@0.1.0"])
     }
 
