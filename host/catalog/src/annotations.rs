@@ -29,3 +29,21 @@ pub const TLS_NAMES: &str = "xfn.dev/tls-names";
 
 /// The Development target when [`DEVELOPMENT_TARGET`] names none.
 pub const DEFAULT_DEVELOPMENT_TARGET: &str = "localhost:9443";
+
+/// The image a container function runs instead of `spec.package`.
+pub const DOCKER_IMAGE: &str = "render.crossplane.io/runtime-docker-image";
+
+/// Environment for a container function: `k1=v1,k2=v2`.
+pub const DOCKER_ENV: &str = "render.crossplane.io/runtime-docker-env";
+
+/// What Docker does with a function's container after render; xfn's
+/// sandbox always ends with render.
+pub const DOCKER_CLEANUP: &str = "render.crossplane.io/runtime-docker-cleanup";
+
+/// The name of a function's Docker container, to reuse one; xfn's sandbox
+/// is started for each render.
+pub const DOCKER_NAME: &str = "render.crossplane.io/runtime-docker-name";
+
+/// Give a container function the host's network (`"true"`); by default it
+/// has none.
+pub const CONTAINER_NETWORK: &str = "xfn.dev/container-network";

@@ -222,7 +222,7 @@ fn function_spec(object: Object) -> Result<FunctionSpec, String> {
             ));
         }
         FunctionSource::Package { reference, policy } => (Source::Package(reference), policy),
-        FunctionSource::Development(_) | FunctionSource::Docker => {
+        FunctionSource::Development(_) => {
             return Err(format!(
                 "function {name:?}: xfn serve runs wasm functions only; remove its {} annotation",
                 crate::annotations::RUNTIME

@@ -22,5 +22,5 @@ mod packages;
 mod source;
 
 pub use builtins::{Builtin, Builtins};
-pub use packages::{Catalog, ComponentOrigin, PackageComponent};
+pub use packages::{Catalog, ComponentOrigin, PackageComponent, PackageRun};
 pub use source::{DevelopmentTarget, FunctionSource, pull_policy};

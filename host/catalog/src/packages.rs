@@ -75,6 +75,12 @@ impl Catalog {
         Catalog { note, ..self }
     }
 
+    /// Tells the user something about a function's package (on stderr in
+    /// `xfn render`, in the log elsewhere).
+    pub fn note(&self, text: &str) {
+        (self.note)(text);
+    }
+
     /// How it reaches registries.
     pub fn registry(&self) -> &RegistryOptions {
         &self.registry
@@ -85,38 +91,72 @@ impl Catalog {
         self.builtins
     }
 
-    /// The component of `package` under `policy`.
+    /// The component of `package` under `policy`; a package that is a
+    /// container image is an error (use [`Catalog::resolve`] where one can
+    /// run).
     pub async fn component(
         &self,
         package: &str,
         policy: PullPolicy,
     ) -> Result<PackageComponent, String> {
-        component(package, policy, &self.registry, self.builtins, self.note).await
+        match self.resolve(package, policy).await? {
+            PackageRun::Component(component) => Ok(component),
+            PackageRun::Image(image) => Err(format!(
+                "package {package:?} is a container image ({}), not a wasm component: only `xfn render` runs container functions; \
+                 publish the function as wasm with `xfn push`, or use one of the functions that ship with xfn ({})",
+                image.platform,
+                self.builtins.names().collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    /// What runs `package` under `policy`: a wasm component (pulled, or
+    /// a built-in function), or a container image.
+    pub async fn resolve(&self, package: &str, policy: PullPolicy) -> Result<PackageRun, String> {
+        resolve(package, policy, &self.registry, self.builtins, self.note).await
     }
 }
 
-/// The component of `package` under `policy`.
-async fn component(
+/// What runs a package.
+#[derive(Debug, Clone)]
+pub enum PackageRun {
+    /// A wasm component.
+    Component(PackageComponent),
+    /// A container image, pulled and verified (its layers in the cache).
+    Image(xfn_oci::PulledImage),
+}
+
+/// What runs `package` under `policy`.
+async fn resolve(
     package: &str,
     policy: PullPolicy,
     registry: &RegistryOptions,
     builtins: Builtins,
     note: fn(&str),
-) -> Result<PackageComponent, String> {
+) -> Result<PackageRun, String> {
     let builtin = builtins.for_package(package);
     let registry_host = package.split('/').next().unwrap_or("");
     let skip_registry = builtin.is_some()
         && BUILTIN_REGISTRIES.contains(&registry_host)
         && policy != PullPolicy::Always;
     if !package.is_empty() && !skip_registry {
-        match xfn_oci::resolve(package, policy, registry).await {
-            Ok(pulled) => {
+        match xfn_oci::resolve_package(package, policy, registry).await {
+            Ok(xfn_oci::Resolved::Wasm(pulled)) => {
                 tracing::info!(package, digest = %pulled.digest, "pulled function package");
-                return Ok(PackageComponent {
+                return Ok(PackageRun::Component(PackageComponent {
                     bytes: Cow::Owned(pulled.wasm),
                     source: ComponentOrigin::Registry(pulled.digest.to_string()),
                     capabilities: pulled.metadata.capabilities,
-                });
+                }));
+            }
+            Ok(xfn_oci::Resolved::Image(_)) if builtin.is_some() => {
+                note(&format!(
+                    "package {package} is a container image; running the built-in wasm function instead"
+                ));
+            }
+            Ok(xfn_oci::Resolved::Image(image)) => {
+                tracing::info!(package, digest = %image.digest, "pulled container image");
+                return Ok(PackageRun::Image(image));
             }
             Err(e) if builtin.is_some() => {
                 note(&format!(
@@ -135,11 +175,11 @@ async fn component(
             note(&format!(
                 "running package {package} as the built-in wasm function {name}"
             ));
-            Ok(PackageComponent {
+            Ok(PackageRun::Component(PackageComponent {
                 bytes: Cow::Borrowed(bytes),
                 source: ComponentOrigin::Builtin(name),
                 capabilities: capabilities.iter().map(|c| (*c).to_owned()).collect(),
-            })
+            }))
         }
         Some(Builtin {
             name,

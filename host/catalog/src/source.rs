@@ -8,7 +8,7 @@ use xfn_oci::PullPolicy;
 
 use crate::annotations::{
     DEFAULT_DEVELOPMENT_TARGET, DEVELOPMENT_TARGET, DEVELOPMENT_TLS_CERTS_DIR,
-    DEVELOPMENT_TLS_SERVER_NAME, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY,
+    DEVELOPMENT_TLS_SERVER_NAME, DOCKER_IMAGE, PULL_POLICY, RUNTIME, WASM_MODULE, WASM_PULL_POLICY,
 };
 
 /// How a Function runs.
@@ -16,8 +16,10 @@ use crate::annotations::{
 pub enum FunctionSource {
     /// A local wasm component file ([`WASM_MODULE`]).
     LocalModule(PathBuf),
-    /// The wasm component of an OCI package, pulled per `policy` (or a
-    /// built-in function the reference names).
+    /// An OCI package pulled per `policy`: its wasm component, a built-in
+    /// function the reference names, or (where the caller runs them, as
+    /// render does) its container image. `Docker` and no runtime
+    /// annotation honour `runtime-docker-image`.
     Package {
         /// The package reference (`spec.package`).
         reference: String,
@@ -26,8 +28,6 @@ pub enum FunctionSource {
     },
     /// A conventional gRPC function someone runs (`Development`).
     Development(DevelopmentTarget),
-    /// The Docker runtime.
-    Docker,
 }
 
 /// Where a Development runtime listens, and how to reach it.
@@ -54,8 +54,14 @@ impl FunctionSource {
                 if let Some(module) = optional(WASM_MODULE) {
                     return Ok(FunctionSource::LocalModule(PathBuf::from(module)));
                 }
+                // No annotation is Crossplane's default, Docker: its image
+                // override applies (an explicit `Wasm` runs wasm alone).
+                let reference = match optional(DOCKER_IMAGE) {
+                    Some(image) if annotation(RUNTIME).is_empty() => image,
+                    _ => package,
+                };
                 Ok(FunctionSource::Package {
-                    reference: package.to_owned(),
+                    reference: reference.to_owned(),
                     policy: pull_policy(annotation(WASM_PULL_POLICY), annotation(PULL_POLICY))?,
                 })
             }
@@ -66,7 +72,10 @@ impl FunctionSource {
                 tls_certs_dir: optional(DEVELOPMENT_TLS_CERTS_DIR).map(PathBuf::from),
                 tls_server_name: optional(DEVELOPMENT_TLS_SERVER_NAME).map(str::to_owned),
             })),
-            "Docker" => Ok(FunctionSource::Docker),
+            "Docker" => Ok(FunctionSource::Package {
+                reference: optional(DOCKER_IMAGE).unwrap_or(package).to_owned(),
+                policy: pull_policy("", annotation(PULL_POLICY))?,
+            }),
             other => Err(format!(
                 "unsupported {RUNTIME:?} annotation value {other:?} (unknown runtime)"
             )),
@@ -146,9 +155,24 @@ mod tests {
             }))
         );
         assert_eq!(
-            source(&[(RUNTIME, "Docker")], ""),
-            Ok(FunctionSource::Docker)
+            source(&[(RUNTIME, "Docker")], "reg.example/fn:v1"),
+            Ok(FunctionSource::Package {
+                reference: "reg.example/fn:v1".into(),
+                policy: PullPolicy::IfNotPresent
+            })
         );
+        let image = [(DOCKER_IMAGE, "reg.example/other:v2")];
+        for runtime in ["", "Docker"] {
+            let annotations = [(RUNTIME, runtime), image[0]];
+            assert!(matches!(
+                source(&annotations, "reg.example/fn:v1"),
+                Ok(FunctionSource::Package { reference, .. }) if reference == "reg.example/other:v2"
+            ));
+        }
+        assert!(matches!(
+            source(&[(RUNTIME, "Wasm"), image[0]], "reg.example/fn:v1"),
+            Ok(FunctionSource::Package { reference, .. }) if reference == "reg.example/fn:v1"
+        ));
         assert!(
             source(&[(RUNTIME, "Podman")], "")
                 .is_err_and(|e| e.contains("\"Podman\" (unknown runtime)"))

@@ -61,6 +61,9 @@ pub struct ContainerOptions {
     pub resources: ResourceLimits,
     /// How long a function may take to listen.
     pub start_timeout: Duration,
+    /// Give every function the host's network (otherwise only those whose
+    /// [`FunctionSettings::network`] asks for it).
+    pub network: bool,
 }
 
 /// One function's own settings.
@@ -215,7 +218,7 @@ impl ContainerFunction {
             )?;
         }
         let hostname = hostname_for(name);
-        write_etc(dir.path(), &hostname, settings.network).map_err(|e| {
+        write_etc(dir.path(), &hostname, settings.network || options.network).map_err(|e| {
             ContainerError::Start(format!("cannot write the sandbox's /etc files: {e}"))
         })?;
         let socket = dir.path().join("grpc.sock");
@@ -234,7 +237,7 @@ impl ContainerFunction {
             gid: run_as.gid,
             clear_groups: as_root,
             hostname,
-            network: settings.network,
+            network: settings.network || options.network,
             port: FUNCTION_PORT,
             socket: socket.clone(),
             etc_dir: dir.path().to_owned(),

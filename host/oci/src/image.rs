@@ -307,6 +307,26 @@ pub fn offered_platforms(index: &OciImageIndex) -> Vec<String> {
         .collect()
 }
 
+impl PulledImage {
+    /// The platforms the image offers: its index's (read from the cache
+    /// it was pulled into), or its own for a single image.
+    pub fn offered_platforms(&self, cache: &crate::Cache) -> Vec<String> {
+        let from_index = self.index_digest.as_ref().and_then(|digest| {
+            let bytes = cache
+                .read_blob(digest, crate::options::MAX_METADATA_SIZE)
+                .ok()
+                .flatten()?;
+            match crate::layout::parse_manifest(&bytes).ok()? {
+                oci_client::manifest::OciManifest::ImageIndex(index) => {
+                    Some(offered_platforms(&index))
+                }
+                oci_client::manifest::OciManifest::Image(_) => None,
+            }
+        });
+        from_index.unwrap_or_else(|| vec![self.platform.clone()])
+    }
+}
+
 /// The entry of `index` for `wanted` (its os and architecture; of several,
 /// an `arm64` entry of variant `v8` is preferred, else the first), or
 /// `None`.

@@ -39,6 +39,27 @@ use xfn_runtime::WasmRuntime;
 use xfn_runtime::pipeline::{Pipeline, PipelineError, RunOptions};
 use xfn_runtime::protocol::{ResourceObject, State};
 
+/// What runs a render's functions: wasm in-process, the packages'
+/// catalog, and (on Linux, unless turned off) container images in xfn's
+/// sandbox.
+pub struct Runners {
+    /// Runs wasm components.
+    pub wasm: WasmRuntime,
+    /// Finds packages: the registry, the cache, the built-in functions.
+    pub catalog: xfn_catalog::Catalog,
+    /// Runs container images; `None` refuses them.
+    #[cfg(target_os = "linux")]
+    pub containers: Option<xfn_container::ContainerOptions>,
+}
+
+impl std::fmt::Debug for Runners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runners")
+            .field("catalog", &self.catalog)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Why render failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
@@ -120,15 +141,14 @@ pub struct Options {
 /// Runs the pipeline and returns the YAML stream to print.
 pub async fn render_yaml(
     inputs: &Inputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
+    runners: &Runners,
     options: Options,
 ) -> Result<String, RenderError> {
     let mut outputs = match options.compat {
-        Compat::Classic => render(inputs, wasm, catalog).await?,
+        Compat::Classic => render(inputs, runners).await?,
         Compat::Engine => {
             let capture = options.print.include_context;
-            with_timeout(inputs.timeout, run_engine(inputs, wasm, catalog, capture)).await?
+            with_timeout(inputs.timeout, run_engine(inputs, runners, capture)).await?
         }
     };
     if options.include_full_xr {
@@ -150,12 +170,8 @@ pub async fn render_yaml(
 }
 
 /// Runs the Composition's pipeline for the XR and builds what to print.
-pub async fn render(
-    inputs: &Inputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
-) -> Result<Outputs, RenderError> {
-    with_timeout(inputs.timeout, run(inputs, wasm, catalog)).await
+pub async fn render(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError> {
+    with_timeout(inputs.timeout, run(inputs, runners)).await
 }
 
 async fn with_timeout(
@@ -174,12 +190,8 @@ async fn with_timeout(
 /// off without a function to blame.
 pub(crate) const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
-async fn run(
-    inputs: &Inputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
-) -> Result<Outputs, RenderError> {
-    let functions = runtimes::start(&inputs.functions, wasm, catalog).await?;
+async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError> {
+    let functions = runtimes::start(&inputs.functions, runners).await?;
     let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     let resolver = FileResolver::new(
         inputs.required_resources.clone(),
@@ -228,12 +240,11 @@ fn observed_state(xr: &Value, observed: &BTreeMap<String, Value>) -> State {
 /// request tagged, required resources matched by exact namespace.
 async fn run_engine(
     inputs: &Inputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
+    runners: &Runners,
     capture_context: bool,
 ) -> Result<Outputs, RenderError> {
     let prepared = engine_compat::prepare(inputs)?;
-    let functions = runtimes::start(&inputs.functions, wasm, catalog).await?;
+    let functions = runtimes::start(&inputs.functions, runners).await?;
     let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     let resolver = FileResolver::exact(
         inputs.required_resources.clone(),

@@ -28,10 +28,9 @@ use super::context_fn::{self, ContextFunction};
 use super::inputs::{self, InputError};
 use super::object::{name, str_at};
 use super::{
-    CONDITION_TIME, Compat, FileResolver, PrintOptions, RenderError, load, output, runtimes, steps,
-    tag,
+    CONDITION_TIME, Compat, FileResolver, PrintOptions, RenderError, Runners, load, output,
+    runtimes, steps, tag,
 };
-use xfn_runtime::WasmRuntime;
 use xfn_runtime::pipeline::{Pipeline, PipelineError, PipelineOutput, RunOptions, StepResult};
 
 /// The API version of Crossplane's Operations.
@@ -138,12 +137,11 @@ pub fn load(files: &OperationFiles) -> Result<OperationInputs, InputError> {
 /// (`include_full_operation`) prints the spec the Operation ran with.
 pub async fn render_yaml(
     inputs: &OperationInputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
+    runners: &Runners,
     print: PrintOptions,
     include_full_operation: bool,
 ) -> Result<String, RenderError> {
-    let outputs = render(inputs, wasm, catalog).await?;
+    let outputs = render(inputs, runners).await?;
     let spec = include_full_operation
         .then(|| outputs.spec.clone())
         .flatten();
@@ -263,11 +261,10 @@ pub fn inject_watched_resource(operation: &mut Value, watched: &Value) {
 /// Runs the Operation's pipeline and builds what to print.
 pub async fn render(
     inputs: &OperationInputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
+    runners: &Runners,
 ) -> Result<OperationOutputs, RenderError> {
     let timeout = inputs.timeout;
-    tokio::time::timeout(timeout + super::TIMEOUT_GRACE, run(inputs, wasm, catalog))
+    tokio::time::timeout(timeout + super::TIMEOUT_GRACE, run(inputs, runners))
         .await
         .map_err(|_| {
             RenderError::Operation(format!(
@@ -276,21 +273,16 @@ pub async fn render(
         })?
 }
 
-async fn run(
-    inputs: &OperationInputs,
-    wasm: &WasmRuntime,
-    catalog: &xfn_catalog::Catalog,
-) -> Result<OperationOutputs, RenderError> {
+async fn run(inputs: &OperationInputs, runners: &Runners) -> Result<OperationOutputs, RenderError> {
     let mut operation = inputs.operation.clone();
-    let mut functions =
-        runtimes::start_for(&inputs.functions, wasm, catalog, Some(OPERATION_CAPABILITY))
-            .await
-            .map_err(|e| match e {
-                RenderError::Runtime(reason) => {
-                    RenderError::Operation(format!("cannot start function runtimes: {reason}"))
-                }
-                other => other,
-            })?;
+    let mut functions = runtimes::start_for(&inputs.functions, runners, Some(OPERATION_CAPABILITY))
+        .await
+        .map_err(|e| match e {
+            RenderError::Runtime(reason) => {
+                RenderError::Operation(format!("cannot start function runtimes: {reason}"))
+            }
+            other => other,
+        })?;
 
     // Engine render passes the context through a function of its own, whose
     // steps become part of the Operation it prints.

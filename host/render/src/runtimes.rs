@@ -1,90 +1,226 @@
 //! Which runtime runs each Function, chosen by its annotations.
 //!
-//! * `render.crossplane.io/runtime` absent, empty or `Wasm`: run a wasm
-//!   component in-process. The component comes from, in order, the
-//!   `render.crossplane.io/runtime-wasm-module` annotation (a local file),
-//!   then `spec.package` pulled from its registry (or the cache, per the
-//!   pull policy annotation), then a function that ships with xfn if
-//!   `spec.package` names one. The official registries of Crossplane
-//!   functions hold container images, not wasm, so a built-in function's
-//!   package there is not pulled unless the pull policy is `Always`.
+//! * `render.crossplane.io/runtime` absent, empty, `Docker` or `Wasm`: the
+//!   function's package. A local wasm component named by the
+//!   `render.crossplane.io/runtime-wasm-module` annotation wins; otherwise
+//!   `spec.package` (or, for `Docker` and no annotation, the
+//!   `render.crossplane.io/runtime-docker-image` annotation) is pulled from
+//!   its registry or the cache, per the pull policy annotation. A wasm
+//!   component runs in-process; a function that ships with xfn runs as
+//!   that built-in (the official registries of Crossplane functions hold
+//!   container images, so a built-in's package there is not pulled unless
+//!   the pull policy is `Always`); a container image runs in xfn's
+//!   sandbox, without Docker (see `xfn-container`).
 //! * `Development`: call a running gRPC function at
 //!   `render.crossplane.io/runtime-development-target` (default `localhost:9443`).
-//! * `Docker`: refused, with the alternatives.
+//!
+//! Functions start at once, in parallel; every one that can't is named in
+//! one error, each with why and what to do.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
-use xfn_catalog::annotations::{RUNTIME, WASM_MODULE};
-use xfn_catalog::{Catalog, DevelopmentTarget, FunctionSource};
+use xfn_catalog::annotations::{
+    CONTAINER_NETWORK, DOCKER_CLEANUP, DOCKER_ENV, DOCKER_NAME, RUNTIME, WASM_MODULE,
+};
+use xfn_catalog::{DevelopmentTarget, FunctionSource, PackageRun};
+use xfn_runtime::Function;
 use xfn_runtime::pipeline::Functions;
-use xfn_runtime::{Function, WasmRuntime};
 
-use super::RenderError;
 use super::object::{name, str_at, value_at};
+use super::{RenderError, Runners};
 
 /// Starts a runtime for every Function.
-pub async fn start(
-    functions: &[Value],
-    wasm: &WasmRuntime,
-    catalog: &Catalog,
-) -> Result<Functions, RenderError> {
-    start_for(functions, wasm, catalog, None).await
+pub async fn start(functions: &[Value], runners: &Runners) -> Result<Functions, RenderError> {
+    start_for(functions, runners, None).await
 }
 
 /// Starts a runtime for every Function. With `capability`, a function
-/// whose package is known (pulled or built in) must declare it, as
+/// whose wasm package is known (pulled or built in) must declare it, as
 /// Crossplane requires `operation` of every function an Operation calls;
-/// a local module or a Development runtime isn't checked.
+/// a local module, a container image or a Development runtime isn't checked.
 pub async fn start_for(
     functions: &[Value],
-    wasm: &WasmRuntime,
-    catalog: &Catalog,
+    runners: &Runners,
     capability: Option<&str>,
 ) -> Result<Functions, RenderError> {
     check_modules(functions)?;
+    let starts = functions
+        .iter()
+        .map(|function| start_one(function, runners, capability));
+    let results = futures_util::future::join_all(starts).await;
     let mut started = Functions::new();
-    for function in functions {
+    let mut failed = Vec::new();
+    for (function, result) in functions.iter().zip(results) {
         let fn_name = name(function).to_owned();
-        let runtime_error = |reason: String| {
-            RenderError::Runtime(format!(
-                "cannot get runtime for Function {fn_name:?}: {reason}"
-            ))
-        };
-        let annotation = |key: &str| {
-            value_at(function, &["metadata", "annotations", key])
-                .and_then(Value::as_str)
-                .unwrap_or("")
-        };
-        let source = FunctionSource::of(annotation, str_at(function, &["spec", "package"]))
-            .map_err(runtime_error)?;
-        let runtime: Arc<dyn Function> = match source {
-            FunctionSource::LocalModule(module) => {
-                let bytes = xfn_runtime::local_module::read(&module).map_err(runtime_error)?;
-                Arc::new(
-                    wasm.load(&fn_name, &bytes)
-                        .map_err(|e| runtime_error(e.to_string()))?,
-                )
+        match result {
+            Ok(runtime) => {
+                started.insert(fn_name, runtime);
             }
-            FunctionSource::Package { reference, policy } => Arc::new(
-                load_package(&fn_name, &reference, policy, wasm, catalog, capability)
-                    .await
-                    .map_err(runtime_error)?,
-            ),
-            FunctionSource::Development(target) => {
-                development(&fn_name, &target).map_err(runtime_error)?
-            }
-            FunctionSource::Docker => {
-                return Err(runtime_error(format!(
-                    "xfn runs functions without Docker: remove the {RUNTIME:?} annotation (or set it to \"Wasm\") to run the function as a wasm component, \
-                     or set it to \"Development\" to call a function you run yourself over gRPC"
-                )));
-            }
-        };
-        started.insert(fn_name, runtime);
+            Err(reason) => failed.push(format!("Function {fn_name:?}: {reason}")),
+        }
     }
-    Ok(started)
+    match failed.as_slice() {
+        [] => Ok(started),
+        [one] => Err(RenderError::Runtime(format!(
+            "cannot get runtime for {one}"
+        ))),
+        many => Err(RenderError::Runtime(format!(
+            "cannot get runtimes for {} Functions:\n  - {}",
+            many.len(),
+            many.join("\n  - ")
+        ))),
+    }
+}
+
+/// Starts one Function's runtime, or says why it can't and what to do.
+async fn start_one(
+    function: &Value,
+    runners: &Runners,
+    capability: Option<&str>,
+) -> Result<Arc<dyn Function>, String> {
+    let fn_name = name(function);
+    let annotation = |key: &str| {
+        value_at(function, &["metadata", "annotations", key])
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let source = FunctionSource::of(annotation, str_at(function, &["spec", "package"]))?;
+    match source {
+        FunctionSource::LocalModule(module) => {
+            let bytes = xfn_runtime::local_module::read(&module)?;
+            let loaded = runners
+                .wasm
+                .load(fn_name, &bytes)
+                .map_err(|e| e.to_string())?;
+            Ok(Arc::new(loaded))
+        }
+        FunctionSource::Package { reference, policy } => {
+            let run = runners
+                .catalog
+                .resolve(&reference, policy)
+                .await
+                .map_err(|e| format!("{e}; {}", what_to_do(&reference)))?;
+            match run {
+                PackageRun::Component(component) => {
+                    if let Some(wanted) = capability
+                        && !xfn_oci::xpkg::has_capability(&component.capabilities, wanted)
+                    {
+                        return Err(format!(
+                            "its package {reference:?} declares the capabilities [{}], not {wanted:?}, and Crossplane \
+                             refuses to run it there (MissingCapabilities); add {wanted:?} to spec.capabilities \
+                             in the function's crossplane.yaml and push it again",
+                            component.capabilities.join(", ")
+                        ));
+                    }
+                    let loaded = runners
+                        .wasm
+                        .load(fn_name, &component.bytes)
+                        .map_err(|e| e.to_string())?;
+                    Ok(Arc::new(loaded))
+                }
+                PackageRun::Image(image) => container(fn_name, &annotation, &image, runners).await,
+            }
+        }
+        FunctionSource::Development(target) => development(fn_name, &target),
+    }
+}
+
+/// What to do when a package can't be had.
+fn what_to_do(reference: &str) -> String {
+    format!(
+        "to render without its registry, pull it while it can be reached (`xfn pull {reference}`), \
+         point the {WASM_MODULE:?} annotation at a wasm build of the function, \
+         or run the function yourself and set {RUNTIME:?} to \"Development\""
+    )
+}
+
+/// A container image, run in xfn's sandbox.
+#[cfg(target_os = "linux")]
+async fn container<'a>(
+    fn_name: &str,
+    annotation: &impl Fn(&str) -> &'a str,
+    image: &xfn_oci::PulledImage,
+    runners: &Runners,
+) -> Result<Arc<dyn Function>, String> {
+    let Some(options) = &runners.containers else {
+        return Err(format!(
+            "its package {} is a container image, and container functions are turned off here; \
+             use a wasm build of the function ({WASM_MODULE:?}) or run it yourself (\"Development\")",
+            image.reference
+        ));
+    };
+    for (key, meaning) in [
+        (DOCKER_CLEANUP, "xfn's sandbox always ends with render"),
+        (DOCKER_NAME, "xfn starts a fresh sandbox for each render"),
+    ] {
+        if !annotation(key).is_empty() {
+            runners.catalog.note(&format!(
+                "Function {fn_name:?}: {key} is Docker's; {meaning}"
+            ));
+        }
+    }
+    let settings = xfn_container::FunctionSettings {
+        network: annotation(CONTAINER_NETWORK) == "true",
+        env: docker_env(annotation(DOCKER_ENV)),
+    };
+    let started =
+        xfn_container::ContainerFunction::start(fn_name, &sandbox_image(image), &settings, options)
+            .await
+            .map_err(|e| e.to_string())?;
+    Ok(Arc::new(started))
+}
+
+/// A container image, where there is no sandbox.
+#[cfg(not(target_os = "linux"))]
+async fn container<'a>(
+    _fn_name: &str,
+    _annotation: &impl Fn(&str) -> &'a str,
+    image: &xfn_oci::PulledImage,
+    _runners: &Runners,
+) -> Result<Arc<dyn Function>, String> {
+    Err(format!(
+        "its package {} is a container image, and xfn runs container functions on Linux only; \
+         here, use a wasm build of the function ({WASM_MODULE:?}), one of the functions that ship with xfn, \
+         or run it yourself (\"Development\")",
+        image.reference
+    ))
+}
+
+/// The image as the sandbox takes it.
+#[cfg(target_os = "linux")]
+fn sandbox_image(image: &xfn_oci::PulledImage) -> xfn_container::Image {
+    xfn_container::Image {
+        reference: image.reference.clone(),
+        layers: image
+            .layers
+            .iter()
+            .map(|layer| xfn_container::Layer {
+                digest: layer.digest.to_string(),
+                path: layer.path.clone(),
+                compression: match layer.compression {
+                    xfn_oci::Compression::None => xfn_container::Compression::None,
+                    xfn_oci::Compression::Gzip => xfn_container::Compression::Gzip,
+                    xfn_oci::Compression::Zstd => xfn_container::Compression::Zstd,
+                },
+            })
+            .collect(),
+        entrypoint: image.config.entrypoint.clone(),
+        env: image.config.env.clone(),
+        working_dir: image.config.working_dir.clone(),
+        user: image.config.user.clone(),
+    }
+}
+
+/// `render.crossplane.io/runtime-docker-env`: `k1=v1,k2=v2`; pairs
+/// without `=` are ignored, as `crossplane render` ignores them.
+fn docker_env(text: &str) -> Vec<(String, String)> {
+    text.split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.trim().to_owned(), v.to_owned()))
+        .filter(|(k, _)| !k.is_empty())
+        .collect()
 }
 
 /// The local wasm module each wasm Function names, if it names one.
@@ -116,30 +252,6 @@ fn check_modules(functions: &[Value]) -> Result<(), RenderError> {
     )))
 }
 
-/// The wasm function of a package, checked for `capability`.
-async fn load_package(
-    fn_name: &str,
-    package: &str,
-    policy: xfn_oci::PullPolicy,
-    wasm: &WasmRuntime,
-    catalog: &Catalog,
-    capability: Option<&str>,
-) -> Result<xfn_runtime::WasmFunction, String> {
-    let component = catalog.component(package, policy).await?;
-    if let Some(wanted) = capability
-        && !xfn_oci::xpkg::has_capability(&component.capabilities, wanted)
-    {
-        return Err(format!(
-            "its package {package:?} declares the capabilities [{}], not {wanted:?}, and Crossplane \
-             refuses to run it there (MissingCapabilities); add {wanted:?} to spec.capabilities \
-             in the function's crossplane.yaml and push it again",
-            component.capabilities.join(", ")
-        ));
-    }
-    wasm.load(fn_name, &component.bytes)
-        .map_err(|e| e.to_string())
-}
-
 /// A conventional gRPC function: in plaintext as classic render does, or
 /// over mTLS when [`DEVELOPMENT_TLS_CERTS_DIR`](xfn_catalog::annotations::DEVELOPMENT_TLS_CERTS_DIR) names a directory of
 /// `tls.crt`, `tls.key` and `ca.crt`.
@@ -164,4 +276,22 @@ fn development(name: &str, development: &DevelopmentTarget) -> Result<Arc<dyn Fu
     let function = xfn_grpc::GrpcFunction::new(name, target, options)
         .map_err(|e| format!("cannot connect to the Development runtime at {target:?}: {e}"))?;
     Ok(Arc::new(function))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::docker_env;
+
+    #[test]
+    fn docker_env_reads_pairs_as_crossplane_render_does() {
+        assert_eq!(
+            docker_env("A=1,B=x=y,broken, C =3,=nope"),
+            [
+                ("A".to_owned(), "1".to_owned()),
+                ("B".to_owned(), "x=y".to_owned()),
+                ("C".to_owned(), "3".to_owned())
+            ]
+        );
+        assert!(docker_env("").is_empty());
+    }
 }

@@ -40,6 +40,12 @@ pub struct RegistryArgs {
     /// The largest layer to download (bytes, or with a Ki, Mi or Gi suffix).
     #[arg(long, value_name = "SIZE", default_value = "64Mi", value_parser = xfn_oci::parse_size)]
     pub max_layer_size: u64,
+    /// The largest layer of a container function's image to download.
+    #[arg(long, value_name = "SIZE", default_value = "2Gi", value_parser = xfn_oci::parse_size)]
+    pub max_image_layer_size: u64,
+    /// The largest container function image to download, all its layers together.
+    #[arg(long, value_name = "SIZE", default_value = "8Gi", value_parser = xfn_oci::parse_size)]
+    pub max_image_size: u64,
     /// The longest one pull from a registry may take, all its requests together (e.g. 90s, 5m).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
     pub pull_timeout: std::time::Duration,
@@ -57,6 +63,8 @@ impl RegistryArgs {
         options.pull_secrets = self.pull_secrets.clone();
         options.docker_config = self.docker_config.clone();
         options.max_layer_size = self.max_layer_size;
+        options.max_image_layer_size = self.max_image_layer_size;
+        options.max_image_size = self.max_image_size;
         options.pull_timeout = self.pull_timeout;
         options
     }

@@ -108,7 +108,25 @@ pub async fn push(args: PushArgs) -> Result<()> {
 /// Runs `xfn pull`: prints the resolved manifest's digest.
 pub async fn pull(args: PullArgs) -> Result<()> {
     let options = args.registry.options();
-    let pulled = xfn_oci::resolve(&args.reference, args.pull_policy, &options).await?;
+    let pulled = xfn_oci::resolve_package(&args.reference, args.pull_policy, &options).await?;
+    let state = |from_cache: bool| if from_cache { "cached" } else { "pulled" };
+    let pulled = match pulled {
+        xfn_oci::Resolved::Wasm(pulled) => pulled,
+        xfn_oci::Resolved::Image(image) => {
+            // The layers are in the cache (or the pull failed): render
+            // unpacks and runs them offline from there.
+            eprintln!(
+                "{} {} (container image for {}, {} layers) -> {}",
+                state(image.from_cache),
+                image.reference,
+                image.platform,
+                image.layers.len(),
+                options.cache_dir.display()
+            );
+            println!("{}", image.digest);
+            return Ok(());
+        }
+    };
     // Pulling is for filling the cache: a cache that took nothing is an error
     // here, though render goes on without it.
     if !pulled.wasm_path.is_file() {
@@ -120,11 +138,7 @@ pub async fn pull(args: PullArgs) -> Result<()> {
     }
     eprintln!(
         "{} {} ({}, function {} [{}]) -> {}",
-        if pulled.from_cache {
-            "cached"
-        } else {
-            "pulled"
-        },
+        state(pulled.from_cache),
         pulled.reference,
         pulled.layout,
         pulled.metadata.name,
@@ -176,11 +190,35 @@ pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
                     "problems": problems,
                 },
             }),
-            info,
+            info: Some(info),
         }
     } else {
         let options = args.registry.options();
-        let pulled = xfn_oci::resolve(&args.target, args.pull_policy, &options).await?;
+        let pulled =
+            match xfn_oci::resolve_package(&args.target, args.pull_policy, &options).await? {
+                xfn_oci::Resolved::Wasm(pulled) => pulled,
+                xfn_oci::Resolved::Image(image) => {
+                    let cache = xfn_oci::Cache::new(&options.cache_dir);
+                    return Ok(Report {
+                        subject: json!({
+                            "reference": image.reference,
+                            "digest": image.digest.to_string(),
+                            "indexDigest": image.index_digest.as_ref().map(ToString::to_string),
+                            "layout": "container image",
+                            "container": {
+                                "runs": "in xfn render's sandbox, without Docker (Linux)",
+                                "platform": image.platform,
+                                "platforms": image.offered_platforms(&cache),
+                                "layers": image.layers.len(),
+                                "size": image.layers.iter().map(|l| l.size).sum::<u64>(),
+                                "entrypoint": image.config.entrypoint,
+                                "user": image.config.user,
+                            },
+                        }),
+                        info: None,
+                    });
+                }
+            };
         Report {
             subject: json!({
                 "reference": pulled.reference,
@@ -202,7 +240,7 @@ pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
                     "problems": pulled.package_problems,
                 })),
             }),
-            info: pulled.component,
+            info: Some(pulled.component),
         }
     };
     Ok(report)
@@ -211,26 +249,28 @@ pub async fn inspect_report(args: InspectArgs) -> Result<Report> {
 /// What `inspect` prints: the subject and the component's interface.
 pub struct Report {
     subject: serde_json::Value,
-    info: ComponentInfo,
+    /// The component's interface; `None` for a container image.
+    info: Option<ComponentInfo>,
 }
 
 impl Report {
     /// The report as `xfn inspect --json` prints it.
     pub fn to_json(&self) -> serde_json::Value {
         let mut value = self.subject.clone();
-        value["world"] = json!(if self.info.exports_run_function() {
+        let Some(info) = &self.info else {
+            return value;
+        };
+        value["world"] = json!(if info.exports_run_function() {
             Some(xfn_oci::FUNCTION_WORLD)
         } else {
             None
         });
-        value["imports"] = self
-            .info
+        value["imports"] = info
             .imports
             .iter()
             .map(|i| json!({"name": i.name, "kind": i.kind.to_string(), "allowed": provided(i)}))
             .collect();
-        value["exports"] = self
-            .info
+        value["exports"] = info
             .exports
             .iter()
             .map(|e| json!({"name": e.name, "kind": e.kind.to_string()}))
@@ -271,16 +311,19 @@ impl Report {
                 }
             }
         }
+        let Some(info) = &self.info else {
+            return out;
+        };
         out.push_str(&format!(
             "world: {}\n",
-            if self.info.exports_run_function() {
+            if info.exports_run_function() {
                 xfn_oci::FUNCTION_WORLD
             } else {
                 "(not an xfn function: no run-function export)"
             }
         ));
-        out.push_str(&format!("imports ({}):\n", self.info.imports.len()));
-        for i in &self.info.imports {
+        out.push_str(&format!("imports ({}):\n", info.imports.len()));
+        for i in &info.imports {
             let verdict = if provided(i) {
                 ""
             } else {
@@ -288,8 +331,8 @@ impl Report {
             };
             out.push_str(&format!("  {} {}{verdict}\n", i.kind, i.name));
         }
-        out.push_str(&format!("exports ({}):\n", self.info.exports.len()));
-        for e in &self.info.exports {
+        out.push_str(&format!("exports ({}):\n", info.exports.len()));
+        for e in &info.exports {
             out.push_str(&format!("  {} {}\n", e.kind, e.name));
         }
         out

@@ -88,13 +88,13 @@ pub async fn run(command: OperationCommand) -> Result<()> {
 }
 
 async fn render(args: OperationRenderArgs) -> Result<()> {
-    let (wasm, catalog) = args.run.start()?;
+    let runners = args.run.start()?;
     let inputs = operation::load(&args.files())?;
     let print = PrintOptions {
         include_results: args.include_function_results,
         include_context: args.include_context,
     };
-    let yaml = operation::render_yaml(&inputs, &wasm, &catalog, print, args.include_full_operation)
-        .await?;
+    let yaml =
+        operation::render_yaml(&inputs, &runners, print, args.include_full_operation).await?;
     super::render::print(&yaml)
 }

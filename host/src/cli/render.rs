@@ -93,6 +93,59 @@ pub struct RunArgs {
     pub registry: super::flags::RegistryArgs,
     #[command(flatten)]
     pub memory: super::flags::MemoryLimit,
+    /// How container functions run.
+    #[command(flatten)]
+    pub containers: ContainerArgs,
+}
+
+/// How container functions (a Function whose package is a container
+/// image) run: in xfn's sandbox, without Docker.
+#[derive(Debug, clap::Args)]
+pub struct ContainerArgs {
+    /// Give every container function the host's network (by default each has none; a Function can ask for it with the annotation xfn.dev/container-network: "true").
+    #[arg(long)]
+    pub container_network: bool,
+    /// Most writable memory of each process of a container function, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 2048,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(16..))]
+    pub container_memory: u64,
+    /// Most processes and threads of one container function.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(8..))]
+    pub container_processes: u64,
+    /// How long a container function may take to listen after it starts.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    pub container_start_timeout: Duration,
+    /// Refuse container functions instead of running them.
+    #[arg(long)]
+    pub no_containers: bool,
+}
+
+impl ContainerArgs {
+    /// The sandbox's options; `None` when container functions are refused.
+    #[cfg(target_os = "linux")]
+    pub fn options(
+        &self,
+        cache_dir: &std::path::Path,
+    ) -> Result<Option<xfn_container::ContainerOptions>> {
+        if self.no_containers {
+            return Ok(None);
+        }
+        let launcher = std::env::current_exe()
+            .context("cannot find the xfn binary, which starts container functions")?;
+        Ok(Some(xfn_container::ContainerOptions {
+            launcher,
+            cache_root: cache_dir.to_owned(),
+            unpack_limits: xfn_container::Limits::default(),
+            resources: xfn_container::ResourceLimits {
+                memory_bytes: self.container_memory << 20,
+                processes: self.container_processes,
+                ..xfn_container::ResourceLimits::default()
+            },
+            start_timeout: self.container_start_timeout,
+            network: self.container_network,
+        }))
+    }
 }
 
 impl RunArgs {
@@ -107,15 +160,23 @@ impl RunArgs {
     /// Refuses the project flags xfn cannot honour, notes the engine flags
     /// it doesn't need, and builds the wasm runtime and the catalog of
     /// packages (the registry and the built-in functions).
-    pub fn start(&self) -> Result<(WasmRuntime, xfn_catalog::Catalog)> {
+    pub fn start(&self) -> Result<render::Runners> {
         self.project.check()?;
         for note in self.engine.notes() {
             eprintln!("xfn: {note}");
         }
         let wasm = render_runtime(self.registry.cache_dir.clone(), &self.memory, self.timeout)?;
-        let catalog = xfn_catalog::Catalog::new(self.registry.options(), crate::builtins())
+        let registry = self.registry.options();
+        #[cfg(target_os = "linux")]
+        let containers = self.containers.options(&registry.cache_dir)?;
+        let catalog = xfn_catalog::Catalog::new(registry, crate::builtins())
             .with_notes(|note| eprintln!("xfn: {note}"));
-        Ok((wasm, catalog))
+        Ok(render::Runners {
+            wasm,
+            catalog,
+            #[cfg(target_os = "linux")]
+            containers,
+        })
     }
 }
 
@@ -260,9 +321,9 @@ pub async fn run_composition(args: CompositionArgs) -> Result<()> {
 
 /// Runs `xfn render`.
 pub async fn run(args: RenderArgs) -> Result<()> {
-    let (wasm, catalog) = args.run.start()?;
+    let runners = args.run.start()?;
     let inputs = render::inputs::load(&args.input_files(), &mut |note| eprintln!("xfn: {note}"))?;
-    let yaml = render::render_yaml(&inputs, &wasm, &catalog, args.options()).await?;
+    let yaml = render::render_yaml(&inputs, &runners, args.options()).await?;
     print(&yaml)
 }
 

@@ -5,5 +5,9 @@
 //! Linux only, as the container runtime is.
 #![cfg(target_os = "linux")]
 
+#[path = "../oci_support/mod.rs"]
+mod oci_support;
+
+mod render;
 mod sandbox;
 mod support;

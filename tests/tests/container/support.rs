@@ -192,6 +192,7 @@ pub fn options(cache: &Path) -> xfn_container::ContainerOptions {
         unpack_limits: xfn_container::Limits::default(),
         resources: xfn_container::ResourceLimits::default(),
         start_timeout: Duration::from_secs(20),
+        network: false,
     }
 }
 
