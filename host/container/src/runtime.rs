@@ -22,7 +22,48 @@ pub const FUNCTION_PORT: u16 = 9443;
 /// The id every file of a root, and the sandbox's user, maps to when
 /// render runs as root: one no account uses, so the sandbox's process
 /// limit counts only its own processes and it owns nothing outside.
+/// Where this host maps fewer ids (root in a container), the highest it
+/// maps instead ([`root_run_id`]).
 pub const ROOT_RUN_ID: u32 = 0x7ff0_0000;
+
+/// The id the sandbox's user maps to when render runs as root: [`ROOT_RUN_ID`]
+/// if the process's user namespace maps it (`map` is the text of
+/// `/proc/self/uid_map` or `gid_map`), else the highest id other than 0
+/// it maps; `None` if it maps only 0.
+pub fn root_run_id(map: &str) -> Option<u32> {
+    let ranges: Vec<(u64, u64)> = map
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace().map(|f| f.parse::<u64>().ok());
+            let (inside, _outside, count) = (fields.next()??, fields.next()??, fields.next()??);
+            Some((inside, count))
+        })
+        .collect();
+    let wanted = u64::from(ROOT_RUN_ID);
+    if ranges.is_empty()
+        || ranges
+            .iter()
+            .any(|(start, count)| (*start..start + count).contains(&wanted))
+    {
+        return Some(ROOT_RUN_ID);
+    }
+    ranges
+        .iter()
+        .map(|(start, count)| start + count.saturating_sub(1))
+        .filter(|id| *id > 0 && *id < u64::from(u32::MAX))
+        .max()
+        .and_then(|id| u32::try_from(id).ok())
+}
+
+/// The uid and gid the sandbox maps to when render runs as root, if this
+/// user namespace has ids to spare.
+fn root_run_ids() -> Option<(u32, u32)> {
+    let read = |file| std::fs::read_to_string(file).unwrap_or_default();
+    Some((
+        root_run_id(&read("/proc/self/uid_map"))?,
+        root_run_id(&read("/proc/self/gid_map"))?,
+    ))
+}
 
 /// The first lines of a function's stderr kept for an error.
 const STDERR_FIRST_LINES: usize = 10;
@@ -174,8 +215,13 @@ impl ContainerFunction {
                 image.reference
             )));
         }
-        let as_root = rustix::process::geteuid().is_root();
-        let owner = as_root.then_some((ROOT_RUN_ID, ROOT_RUN_ID));
+        // Root maps the sandbox to an id of its own; anyone else (and root
+        // in a namespace that maps no other id) to their own id.
+        let owner = rustix::process::geteuid()
+            .is_root()
+            .then(root_run_ids)
+            .flatten();
+        let as_root = owner.is_some();
         let began = Instant::now();
         let rootfs = {
             let cache = RootfsCache::new(&options.cache_root, options.unpack_limits);
@@ -274,7 +320,7 @@ impl ContainerFunction {
         });
         let outcome = tokio::time::timeout(
             options.start_timeout,
-            bring_up(&mut launcher, &spec, as_root),
+            bring_up(&mut launcher, &spec, owner),
         )
         .await;
         let failure = match outcome {
@@ -361,7 +407,11 @@ impl Function for ContainerFunction {
 }
 
 /// Sends the spec, maps the user namespace, and waits for `ready`.
-async fn bring_up(launcher: &mut Child, spec: &SandboxSpec, as_root: bool) -> Result<(), String> {
+async fn bring_up(
+    launcher: &mut Child,
+    spec: &SandboxSpec,
+    owner: Option<(u32, u32)>,
+) -> Result<(), String> {
     let mut stdin = launcher.stdin.take().ok_or("the launcher has no stdin")?;
     let stdout = launcher.stdout.take().ok_or("the launcher has no stdout")?;
     let mut lines = BufReader::new(stdout).lines();
@@ -373,7 +423,7 @@ async fn bring_up(launcher: &mut Child, spec: &SandboxSpec, as_root: bool) -> Re
         .map_err(|e| format!("cannot send the sandbox spec: {e}"))?;
     expect(&mut lines, launcher, status::UNSHARED).await?;
     let pid = launcher.id().ok_or("the launcher exited")?;
-    write_maps(pid, spec.uid, spec.gid, as_root)?;
+    write_maps(pid, spec.uid, spec.gid, owner)?;
     stdin
         .write_all(format!("{}\n", status::MAPPED).as_bytes())
         .await
@@ -419,17 +469,18 @@ async fn expect(
     }
 }
 
-/// Maps the sandbox's user: as root, to [`ROOT_RUN_ID`]; otherwise to the
-/// caller's own uid and gid, the only ones an unprivileged user may map.
-fn write_maps(pid: u32, uid: u32, gid: u32, as_root: bool) -> Result<(), String> {
+/// Maps the sandbox's user: to `owner` (render runs as root), otherwise
+/// to the caller's own uid and gid, the only ones an unprivileged user may
+/// map.
+fn write_maps(pid: u32, uid: u32, gid: u32, owner: Option<(u32, u32)>) -> Result<(), String> {
     let proc = PathBuf::from(format!("/proc/{pid}"));
     let write = |file: &str, text: String| {
         std::fs::write(proc.join(file), text)
             .map_err(|e| format!("cannot write the sandbox's {file}: {e}"))
     };
-    if as_root {
-        write("uid_map", format!("{uid} {ROOT_RUN_ID} 1\n"))?;
-        write("gid_map", format!("{gid} {ROOT_RUN_ID} 1\n"))?;
+    if let Some((outside_uid, outside_gid)) = owner {
+        write("uid_map", format!("{uid} {outside_uid} 1\n"))?;
+        write("gid_map", format!("{gid} {outside_gid} 1\n"))?;
     } else {
         let (euid, egid) = (
             rustix::process::geteuid().as_raw(),
@@ -569,6 +620,15 @@ mod tests {
                 .back()
                 .is_some_and(|l| l.len() <= STDERR_LINE_BYTES)
         );
+    }
+
+    #[test]
+    fn root_runs_as_an_id_its_namespace_maps() {
+        assert_eq!(root_run_id("         0          0 4294967295\n"), Some(ROOT_RUN_ID));
+        assert_eq!(root_run_id("0 100000 65536\n"), Some(65535));
+        assert_eq!(root_run_id("0 0 1\n1000 5000 10\n"), Some(1009));
+        assert_eq!(root_run_id("0 1000 1\n"), None);
+        assert_eq!(root_run_id(""), Some(ROOT_RUN_ID));
     }
 
     #[test]

@@ -405,3 +405,33 @@ fn an_unprivileged_user_renders_a_container_function() {
     let owner = std::fs::metadata(cache.path().join("rootfs")).expect("rootfs dir");
     assert_eq!(std::os::unix::fs::MetadataExt::uid(&owner), 65534);
 }
+
+#[test]
+fn where_user_namespaces_are_not_allowed_the_error_says_what_to_do() {
+    let registry = Registry::start();
+    push_function(&registry, "functions/container-fn:v1", &[]);
+    let cache = tempfile::tempdir().expect("cache");
+    let dir = inputs(&functions(&registry.reference("functions/container-fn:v1"), ""));
+    // A user namespace of its own, in which no further one may be made:
+    // a host that forbids them, as far as xfn can tell.
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces && exec {} \"$@\"",
+        xfn_tests::xfn_bin().display()
+    );
+    let output = Command::new("unshare")
+        .args(["--user", "--map-root-user", "--", "sh", "-c", &script, "xfn"])
+        .args(render_args(cache.path(), &[]))
+        .current_dir(dir.path())
+        .output()
+        .expect("unshare");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for wanted in [
+        "cannot create a user namespace",
+        "user.max_user_namespaces",
+        "kernel.unprivileged_userns_clone",
+        "render.crossplane.io/runtime: Development",
+    ] {
+        assert!(stderr.contains(wanted), "{wanted:?} in {stderr}");
+    }
+}
