@@ -16,7 +16,7 @@ VENV := .venv
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl
 
-.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt-check fmt bench fuzz fuzz-tools venv deps go-peer gotmpl-oracle toolchain third-party wasm-target clean
+.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt-check fmt bench fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
 
 all: build
 
@@ -102,14 +102,20 @@ render: build
 ## Tests -------------------------------------------------------------------
 
 # System packages some tests need (a real OCI registry, skopeo, Go and
-# grpc-go for the Go peer), if missing.
-deps: go-peer gotmpl-oracle
+# grpc-go for the Go peer and the container function), if missing.
+deps: go-peer container-function gotmpl-oracle
 	@if [ -x tests/registry/install.sh ]; then tests/registry/install.sh; fi
 
 # The Go peer of the benchmarks (grpc-go, from Debian's packages, which it
 # installs if missing), built into $(CARGO_TARGET_DIR)/go-peer.
 go-peer:
 	tests/go-peer/build.sh >/dev/null
+
+# The Go composition function the container runtime's tests run (grpc-go,
+# from Debian's packages, which it installs if missing; static), built into
+# $(CARGO_TARGET_DIR)/container-function.
+container-function:
+	tests/container-function/build.sh >/dev/null
 
 # The Go oracle of function-go-templating's differential test (text/template
 # and sprig from Debian's packages, which it installs if missing), built into
