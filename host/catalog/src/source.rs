@@ -14,7 +14,8 @@ use crate::annotations::{
 /// How a Function runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FunctionSource {
-    /// A local wasm component file ([`WASM_MODULE`]).
+    /// A local wasm component file ([`WASM_MODULE`]), whichever of `Wasm`
+    /// and `Docker` the runtime annotation names.
     LocalModule(PathBuf),
     /// An OCI package pulled per `policy`: its wasm component, a built-in
     /// function the reference names, or (where the caller runs them, as
@@ -72,10 +73,15 @@ impl FunctionSource {
                 tls_certs_dir: optional(DEVELOPMENT_TLS_CERTS_DIR).map(PathBuf::from),
                 tls_server_name: optional(DEVELOPMENT_TLS_SERVER_NAME).map(str::to_owned),
             })),
-            "Docker" => Ok(FunctionSource::Package {
-                reference: optional(DOCKER_IMAGE).unwrap_or(package).to_owned(),
-                policy: pull_policy("", annotation(PULL_POLICY))?,
-            }),
+            "Docker" => {
+                if let Some(module) = optional(WASM_MODULE) {
+                    return Ok(FunctionSource::LocalModule(PathBuf::from(module)));
+                }
+                Ok(FunctionSource::Package {
+                    reference: optional(DOCKER_IMAGE).unwrap_or(package).to_owned(),
+                    policy: pull_policy("", annotation(PULL_POLICY))?,
+                })
+            }
             other => Err(format!(
                 "unsupported {RUNTIME:?} annotation value {other:?} (unknown runtime)"
             )),

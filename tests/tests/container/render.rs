@@ -204,7 +204,11 @@ impl Direct {
 
 impl Drop for Direct {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SIGTERM, which `timeout` passes on to the function (SIGKILL
+        // would stop `timeout` alone).
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
         let _ = self.child.wait();
     }
 }
