@@ -24,6 +24,10 @@
 //!    SDK function's alone (a Python process has no neighbours to suffer
 //!    from). N = 1 is issue 15's "latency under a slow function": one
 //!    function at its deadline must not raise the other's p99.
+//! 9. a container function's start (tests/container-function's image, in
+//!    xfn's sandbox) to its first answered call, with its root unpacked
+//!    (cold) and reused (warm), beside a wasm function's load and first
+//!    call without and with a compile cache.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -108,6 +112,9 @@ fn main() {
                 if suite.wants(8) {
                     suite.fairness(&bin);
                 }
+                if suite.wants(9) {
+                    suite.container_start();
+                }
             }
             None => suite.notes.push(
                 "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
@@ -130,6 +137,12 @@ fn main() {
         println!("bench suite smoke run ok ({} figures)", suite.rows.len());
     }
 }
+
+/// The container test function and its image (tests/tests/container).
+#[cfg(target_os = "linux")]
+#[allow(dead_code)]
+#[path = "../tests/container/support.rs"]
+mod container_support;
 
 /// One figure of the report, against its peer from the same run.
 struct Row {
@@ -514,6 +527,76 @@ impl Suite {
             "on-demand",
             with_call[1],
         ));
+    }
+
+    /// Item 9: a container function's start, from starting its sandbox
+    /// to its first answered call, with its root unpacked (cold) and
+    /// reused (warm), beside a wasm function's load and first call with
+    /// and without a compile cache.
+    #[cfg(target_os = "linux")]
+    fn container_start(&mut self) {
+        use xfn_container::{ContainerFunction, FunctionSettings};
+        const ROUNDS: usize = 5;
+        let request = hello_request(0);
+        let blobs = tempfile::tempdir().expect("tempdir");
+        let image = container_support::local_image(blobs.path(), &[]);
+        let warm_cache = tempfile::tempdir().expect("cache");
+        let container = |cache: &std::path::Path| {
+            let options = container_support::options(cache);
+            self.rt.block_on(async {
+                let began = Instant::now();
+                let function =
+                    ContainerFunction::start("bench", &image, &FunctionSettings::default(), &options)
+                        .await
+                        .expect("start the container function");
+                function
+                    .call(&request, Some(Duration::from_secs(10)))
+                    .await
+                    .expect("first call");
+                began.elapsed().as_nanos() as f64
+            })
+        };
+        container(warm_cache.path());
+        let cold: Vec<f64> = (0..ROUNDS)
+            .map(|_| container(tempfile::tempdir().expect("cache").path()))
+            .collect();
+        let warm: Vec<f64> = (0..ROUNDS).map(|_| container(warm_cache.path())).collect();
+
+        let pt = xfn_tests::component("function_patch_and_transform");
+        let compile_cache = tempfile::tempdir().expect("compile cache");
+        let wasm = |cached: bool| {
+            let engine = xfn_runtime::HostEngine::new(HostConfig::default()).expect("engine");
+            let cache = cached.then(|| {
+                xfn_runtime::CompileCache::new(compile_cache.path())
+            });
+            let runtime = xfn_runtime::WasmRuntime::new(engine, cache).expect("runtime");
+            let began = Instant::now();
+            let function = runtime.load("pt", &pt).expect("load P&T");
+            let _ = function.call_blocking(&request, None);
+            began.elapsed().as_nanos() as f64
+        };
+        wasm(true);
+        let wasm_cold: Vec<f64> = (0..ROUNDS).map(|_| wasm(false)).collect();
+        let wasm_warm: Vec<f64> = (0..ROUNDS).map(|_| wasm(true)).collect();
+        self.rows.push(Row::micros(
+            "9 container start",
+            "container function: unpack 3 layers + sandbox + listen + first call (cold)",
+            median(cold),
+            "wasm P&T: compile + first call",
+            median(wasm_cold),
+        ));
+        self.rows.push(Row::micros(
+            "9 container start",
+            "container function: cached root + sandbox + listen + first call (warm)",
+            median(warm),
+            "wasm P&T: compile cache + first call",
+            median(wasm_warm),
+        ));
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn container_start(&mut self) {
+        self.notes.push("item 9 (container start) runs on Linux only".into());
     }
 
     /// Item 6: cost vs the size of the observed state.
