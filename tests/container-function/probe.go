@@ -44,7 +44,21 @@ func probeSandbox() map[string]string {
 	status := procStatus()
 	found["cap-eff"] = status["CapEff"]
 	found["no-new-privs"] = status["NoNewPrivs"]
+	found["seccomp"] = status["Seccomp"]
+	found["keyctl"] = keyctl()
 	return found
+}
+
+// keyctl asks for the session keyring's id, which any process may: "ok",
+// or the error's text where a seccomp filter denies the call.
+func keyctl() string {
+	const getKeyringID, sessionKeyring = 0, -3
+	keyring := sessionKeyring
+	_, _, errno := unix.Syscall(unix.SYS_KEYCTL, getKeyringID, uintptr(keyring), 0)
+	if errno != 0 {
+		return errno.Error()
+	}
+	return "ok"
 }
 
 // orError is a value, or its error's text.

@@ -118,6 +118,8 @@ async fn the_sandbox_is_read_only_private_unprivileged_and_offline() {
         ("cwd", "/home/nonroot".to_owned()),
         ("cap-eff", "0000000000000000".to_owned()),
         ("no-new-privs", "1".to_owned()),
+        ("seccomp", "2".to_owned()),
+        ("keyctl", "operation not permitted".to_owned()),
         ("write-tmp", "ok".to_owned()),
         ("files", "new".to_owned()),
         ("env-XFN_IMAGE_ENV", "from-the-image".to_owned()),

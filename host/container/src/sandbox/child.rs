@@ -91,6 +91,12 @@ fn setup(spec: &SandboxSpec) -> Result<(), String> {
     drop_capabilities()?;
     // Changing the user cleared it: set it again, for the function.
     die_with_launcher()?;
+    if !super::seccomp::install().map_err(|e| format!("cannot install the seccomp filter: {e}"))? {
+        eprintln!(
+            "xfn sandbox: no seccomp filter on {} (it knows x86_64, aarch64 and riscv64)",
+            std::env::consts::ARCH
+        );
+    }
     let cwd = if spec.cwd.is_empty() { "/" } else { &spec.cwd };
     rustix::process::chdir(cwd).map_err(|e| {
         format!(

@@ -13,7 +13,8 @@
 //! 3. the **child**, PID 1 of the new PID namespace, makes a mount
 //!    namespace, mounts the read-only root with private `/tmp`, `/dev` and
 //!    `/proc`, pivots into it, sets the limits, becomes the image's user,
-//!    drops every capability and execs the image's entrypoint.
+//!    drops every capability, installs a seccomp filter and execs the
+//!    image's entrypoint.
 //!
 //! The launcher then relays render's gRPC connections from the Unix socket
 //! to the function's port inside the network namespace, tells render when
@@ -26,6 +27,7 @@ pub use child::DEFAULT_PATH;
 mod launcher;
 mod loopback;
 mod relay;
+mod seccomp;
 
 use std::path::PathBuf;
 
