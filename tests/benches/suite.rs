@@ -545,10 +545,14 @@ impl Suite {
             let options = container_support::options(cache);
             self.rt.block_on(async {
                 let began = Instant::now();
-                let function =
-                    ContainerFunction::start("bench", &image, &FunctionSettings::default(), &options)
-                        .await
-                        .expect("start the container function");
+                let function = ContainerFunction::start(
+                    "bench",
+                    &image,
+                    &FunctionSettings::default(),
+                    &options,
+                )
+                .await
+                .expect("start the container function");
                 function
                     .call(&request, Some(Duration::from_secs(10)))
                     .await
@@ -566,9 +570,7 @@ impl Suite {
         let compile_cache = tempfile::tempdir().expect("compile cache");
         let wasm = |cached: bool| {
             let engine = xfn_runtime::HostEngine::new(HostConfig::default()).expect("engine");
-            let cache = cached.then(|| {
-                xfn_runtime::CompileCache::new(compile_cache.path())
-            });
+            let cache = cached.then(|| xfn_runtime::CompileCache::new(compile_cache.path()));
             let runtime = xfn_runtime::WasmRuntime::new(engine, cache).expect("runtime");
             let began = Instant::now();
             let function = runtime.load("pt", &pt).expect("load P&T");
@@ -596,7 +598,8 @@ impl Suite {
 
     #[cfg(not(target_os = "linux"))]
     fn container_start(&mut self) {
-        self.notes.push("item 9 (container start) runs on Linux only".into());
+        self.notes
+            .push("item 9 (container start) runs on Linux only".into());
     }
 
     /// Item 6: cost vs the size of the observed state.

@@ -318,11 +318,9 @@ impl ContainerFunction {
                 }
             })
         });
-        let outcome = tokio::time::timeout(
-            options.start_timeout,
-            bring_up(&mut launcher, &spec, owner),
-        )
-        .await;
+        let outcome =
+            tokio::time::timeout(options.start_timeout, bring_up(&mut launcher, &spec, owner))
+                .await;
         let failure = match outcome {
             Ok(Ok(())) => None,
             Ok(Err(why)) => Some(why),
@@ -624,7 +622,10 @@ mod tests {
 
     #[test]
     fn root_runs_as_an_id_its_namespace_maps() {
-        assert_eq!(root_run_id("         0          0 4294967295\n"), Some(ROOT_RUN_ID));
+        assert_eq!(
+            root_run_id("         0          0 4294967295\n"),
+            Some(ROOT_RUN_ID)
+        );
         assert_eq!(root_run_id("0 100000 65536\n"), Some(65535));
         assert_eq!(root_run_id("0 0 1\n1000 5000 10\n"), Some(1009));
         assert_eq!(root_run_id("0 1000 1\n"), None);

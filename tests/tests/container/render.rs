@@ -415,7 +415,10 @@ fn where_user_namespaces_are_not_allowed_the_error_says_what_to_do() {
     let registry = Registry::start();
     push_function(&registry, "functions/container-fn:v1", &[]);
     let cache = tempfile::tempdir().expect("cache");
-    let dir = inputs(&functions(&registry.reference("functions/container-fn:v1"), ""));
+    let dir = inputs(&functions(
+        &registry.reference("functions/container-fn:v1"),
+        "",
+    ));
     // A user namespace of its own, in which no further one may be made:
     // a host that forbids them, as far as xfn can tell.
     let script = format!(
@@ -423,7 +426,15 @@ fn where_user_namespaces_are_not_allowed_the_error_says_what_to_do() {
         xfn_tests::xfn_bin().display()
     );
     let output = Command::new("unshare")
-        .args(["--user", "--map-root-user", "--", "sh", "-c", &script, "xfn"])
+        .args([
+            "--user",
+            "--map-root-user",
+            "--",
+            "sh",
+            "-c",
+            &script,
+            "xfn",
+        ])
         .args(render_args(cache.path(), &[]))
         .current_dir(dir.path())
         .output()

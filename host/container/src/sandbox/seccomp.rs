@@ -99,9 +99,14 @@ pub fn install() -> Result<bool, String> {
             let flag = *flag as u64;
             // The flags are clone's first argument on every architecture
             // the filter knows.
-            SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)
-                .and_then(|condition| SeccompRule::new(vec![condition]))
-                .map_err(|e| e.to_string())
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+            .map_err(|e| e.to_string())
         })
         .collect::<Result<Vec<_>, _>>()?;
     denied.insert(libc::SYS_clone, namespaces);
