@@ -46,9 +46,9 @@ enum Command {
     Controller(cli::controller::ControllerArgs),
     /// Publish a wasm component as a CNCF wasm artifact.
     Push(cli::oci::PushArgs),
-    /// Fetch a function package into the cache and print its digest.
+    /// Fetch a function package (a wasm component or a container image) into the cache and print its digest.
     Pull(cli::oci::PullArgs),
-    /// Show what a component (file or reference) imports and exports.
+    /// Show what a component (file or reference) imports and exports, or which platforms a container image offers.
     Inspect(cli::oci::InspectArgs),
     /// Create a function crate that builds, tests and renders as it is.
     New(cli::new::NewArgs),

@@ -450,3 +450,56 @@ fn where_user_namespaces_are_not_allowed_the_error_says_what_to_do() {
         assert!(stderr.contains(wanted), "{wanted:?} in {stderr}");
     }
 }
+
+#[test]
+fn pull_and_inspect_know_a_container_image() {
+    let registry = Registry::start();
+    push_function(&registry, "functions/container-fn:v1", &[]);
+    let reference = registry.reference("functions/container-fn:v1");
+    let cache = tempfile::tempdir().expect("cache");
+    let dir = tempfile::tempdir().expect("dir");
+    let cache_flag = ["--cache-dir".to_owned(), cache.path().display().to_string()];
+
+    let pull = xfn_tests::run_xfn(
+        dir.path(),
+        &[
+            ["pull".to_owned(), reference.clone()].as_slice(),
+            &cache_flag,
+        ]
+        .concat(),
+    );
+    assert_eq!(pull.code, 0, "{}", pull.stderr);
+    assert!(pull.stdout.trim().starts_with("sha256:"), "{}", pull.stdout);
+    let platform = format!(
+        "container image for linux/{}, 3 layers",
+        host_architecture()
+    );
+    assert!(pull.stderr.contains(&platform), "{}", pull.stderr);
+
+    // Offline from here: inspect reads the cache.
+    drop(registry);
+    let inspect = xfn_tests::run_xfn(
+        dir.path(),
+        &[
+            [
+                "inspect".to_owned(),
+                reference,
+                "--pull-policy".to_owned(),
+                "Never".to_owned(),
+                "--json".to_owned(),
+            ]
+            .as_slice(),
+            &cache_flag,
+        ]
+        .concat(),
+    );
+    assert_eq!(inspect.code, 0, "{}", inspect.stderr);
+    let report: serde_json::Value = serde_json::from_str(&inspect.stdout).expect("JSON");
+    assert_eq!(report["layout"], "container image");
+    assert_eq!(
+        report["container"]["platforms"],
+        serde_json::json!(["linux/s390x", format!("linux/{}", host_architecture())])
+    );
+    assert_eq!(report["container"]["layers"], 3);
+    assert_eq!(report["container"]["user"], "65532:65532");
+}

@@ -2,17 +2,18 @@
 
 use std::io;
 
+// The request's type differs between C libraries (glibc's is unsigned
+// long, musl's int).
+#[allow(clippy::unnecessary_cast)]
+const GET_FLAGS: libc::Ioctl = libc::SIOCGIFFLAGS as libc::Ioctl;
+#[allow(clippy::unnecessary_cast)]
+const SET_FLAGS: libc::Ioctl = libc::SIOCSIFFLAGS as libc::Ioctl;
+
 /// Sets the `IFF_UP` flag of `lo` in the calling thread's network
 /// namespace.
 pub fn up() -> io::Result<()> {
-    let socket = std::net::UdpSocket::bind("0.0.0.0:0").or_else(|_| {
-        // Binding needs an address; a namespace's lo has one even down.
-        std::net::UdpSocket::bind("127.0.0.1:0")
-    });
-    let socket = match socket {
-        Ok(s) => s,
-        Err(e) => return Err(e),
-    };
+    // Any socket carries the interface ioctls; this one is never used.
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0")?;
     use std::os::fd::AsRawFd;
     // SAFETY: `ifreq` is plain data, zeroed, with a NUL-terminated name;
     // the ioctls read and write only that struct, and the descriptor is a
@@ -23,11 +24,11 @@ pub fn up() -> io::Result<()> {
         for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
             *slot = *byte as libc::c_char;
         }
-        if libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) < 0 {
+        if libc::ioctl(socket.as_raw_fd(), GET_FLAGS, &mut request) < 0 {
             return Err(io::Error::last_os_error());
         }
         request.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        if libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &request) < 0 {
+        if libc::ioctl(socket.as_raw_fd(), SET_FLAGS, &request) < 0 {
             return Err(io::Error::last_os_error());
         }
     }
