@@ -123,7 +123,7 @@ pub enum PackageRun {
     /// A wasm component.
     Component(PackageComponent),
     /// A container image, pulled and verified (its layers in the cache).
-    Image(xfn_oci::PulledImage),
+    Image(Box<xfn_oci::PulledImage>),
 }
 
 /// What runs `package` under `policy`.
@@ -156,7 +156,7 @@ async fn resolve(
             }
             Ok(xfn_oci::Resolved::Image(image)) => {
                 tracing::info!(package, digest = %image.digest, "pulled container image");
-                return Ok(PackageRun::Image(image));
+                return Ok(PackageRun::Image(Box::new(image)));
             }
             Err(e) if builtin.is_some() => {
                 note(&format!(
