@@ -123,8 +123,10 @@ PROVISIONED = {"type": "ProvisioningSuccess", "status": "STATUS_CONDITION_TRUE",
 cases = {}
 
 
-def case(name, files, args=None, expected=None, error=None, command=("render",)):
-    cases[name] = (files, args or [], expected, error, list(command))
+def case(name, files, args=None, expected=None, error=None, command=("render",), guest=True):
+    # guest=False: no -a pointing every Function at the scripted test guest
+    # (for cases that run built-in functions).
+    cases[name] = (files, args or [], expected, error, list(command), guest)
 
 
 def standard(input_, extra_files=None, xr_=None, functions=None, **kw):
@@ -631,6 +633,50 @@ case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CL
      ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
 
 
+# Engine resourceRefs are ordered as core's UpdateResourceRefs sorts them:
+# by the string apiVersion+kind+name+namespace (composition_functions.go), so
+# BucketACL and BucketPolicy ("BucketA…", "BucketP…") come before Bucket
+# ("Buckett…": the names start with the XR's name). Exactly three unready
+# names read "a, b, and c" (crossplane-runtime FirstNAndSomeMore).
+def core_sorted(refs):
+    return sorted(refs, key=lambda r: r["apiVersion"] + r["kind"] + r["name"] + r.get("namespace", ""))
+
+
+S3 = "s3.aws.upbound.io/v1beta1"
+PT_FUNCTION = {"apiVersion": "pkg.crossplane.io/v1", "kind": "Function", "metadata": {"name": "function-patch-and-transform"},
+               "spec": {"package": "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2"}}
+
+
+def pt_function(tag):
+    return dict(PT_FUNCTION, spec={"package": "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:" + tag})
+
+
+def pt_input(resources):
+    return {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": resources}
+
+
+PT_BUCKET = {"name": "bucket", "base": {"apiVersion": S3, "kind": "Bucket", "spec": {"forProvider": {"region": "us-east-2"}}},
+             "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.region", "toFieldPath": "spec.forProvider.region"}]}
+PT_BUCKETS = [PT_BUCKET,
+              {"name": "bucket-acl", "base": {"apiVersion": S3, "kind": "BucketACL", "spec": {"forProvider": {"acl": "private"}}}},
+              {"name": "bucket-policy", "base": {"apiVersion": S3, "kind": "BucketPolicy", "spec": {"forProvider": {"policy": "{}"}}}}]
+REGION_XR = xr(spec={"region": "eu-west-1"})
+
+
+def pt_files(input_, function=PT_FUNCTION):
+    return {"xr.yaml": [REGION_XR], "composition.yaml": [composition([step(input_, name="patch-and-transform", function="function-patch-and-transform")])],
+            "functions.yaml": [function]}
+
+
+ENGINE_BUCKETS = [engine_composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}}, C1_UID),
+                  engine_composed(S3, "BucketACL", "bucket-acl", {"forProvider": {"acl": "private"}}, C1_UID),
+                  engine_composed(S3, "BucketPolicy", "bucket-policy", {"forProvider": {"policy": "{}"}}, C1_UID)]
+assert [r["kind"] for r in core_sorted([ref(b) for b in ENGINE_BUCKETS])] == ["BucketACL", "BucketPolicy", "Bucket"]
+case("engine-refs-core-order", pt_files(pt_input(PT_BUCKETS)), ENGINE,
+     [engine_xr(core_sorted([ref(b) for b in ENGINE_BUCKETS]), {"conditions": engine_conditions(
+         ready=cond("Ready", "False", "Creating", "Unready resources: bucket, bucket-acl, and bucket-policy"))})] + ENGINE_BUCKETS,
+     guest=False)
+
 # Requirements already met by a step's bootstrap requirements: the engine
 # (core after v2.2) stops after the first call; classic v2.2.4 calls again.
 BOOT_SEL = {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource"}
@@ -652,7 +698,7 @@ def write_yaml_docs(path, docs):
 
 
 shutil.rmtree(CASES, ignore_errors=True)
-for name, (files, args, expected, error, command) in cases.items():
+for name, (files, args, expected, error, command, guest) in cases.items():
     d = os.path.join(CASES, name)
     os.makedirs(d)
     for fname, content in files.items():
@@ -665,7 +711,7 @@ for name, (files, args, expected, error, command) in cases.items():
         else:
             write_yaml_docs(path, content)
     fns = "fns" if any(k.startswith("fns/") for k in files) else "functions.yaml"
-    full_args = command + ["xr.yaml", "composition.yaml", fns] + WASM_ARG + args
+    full_args = command + ["xr.yaml", "composition.yaml", fns] + (WASM_ARG if guest else []) + args
     open(os.path.join(d, "args"), "w").write(json.dumps(full_args) + "\n")
     if expected is not None:
         with open(os.path.join(d, "expected.json"), "w") as f:
