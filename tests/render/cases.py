@@ -629,8 +629,52 @@ CLAIM_XRD = {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeR
                       "claimNames": {"kind": "NopResource", "plural": "nopresources"},
                       "versions": [{"name": "v1alpha1", "served": True, "referenceable": True,
                                     "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
-case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CLAIM, apiVersion="nop.example.org/v1alpha1")),
-     ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
+# With an --xrd that offers the claim's kind, the claim becomes the XR
+# Crossplane's claim controller (syncer_ssa.go) would create: the XRD's
+# referenceable version and kind; generateName "<claim>-"; the claim's labels
+# and annotations less *kubernetes.io/*k8s.io ones, plus claim-name and
+# claim-namespace; spec less claim-only and XR-machinery fields; spec.claimRef.
+# Crossplane's 5-character suffix is random; xfn's stand-in hashes the claim
+# (host/render/src/claim.rs generated_name).
+def xfn_generated_name(prefix, namespace):
+    digest = hashlib.sha256(f"{namespace}/{prefix}".encode()).digest()
+    return prefix[:58] + "".join("bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:5])
+
+
+CLAIM_FULL = {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource",
+              "metadata": {"name": "my-claim", "namespace": "team-a", "uid": "claim-uid",
+                           "labels": {"team": "a", "app.kubernetes.io/managed-by": "kubectl"},
+                           "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+              "spec": {"coolField": "I'm cool!", "compositeDeletePolicy": "Foreground",
+                       "writeConnectionSecretToRef": {"name": "my-claim-secret"},
+                       "compositionUpdatePolicy": "Automatic"},
+              "status": {"fromClaim": True}}
+CLAIM_XR_NAME = xfn_generated_name("my-claim-", "team-a")
+CLAIM_XR_META = {"name": CLAIM_XR_NAME, "generateName": "my-claim-",
+                 "labels": {"team": "a", "crossplane.io/claim-name": "my-claim", "crossplane.io/claim-namespace": "team-a"}}
+CLAIM_XR_SPEC = {"coolField": "I'm cool!", "compositionUpdatePolicy": "Automatic",
+                 "claimRef": {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource", "name": "my-claim", "namespace": "team-a"}}
+CLAIM_LABELS = {"crossplane.io/composite": CLAIM_XR_NAME, "crossplane.io/claim-name": "my-claim", "crossplane.io/claim-namespace": "team-a"}
+CLAIM_RESPONSE = {"response": {"desired": {"resources": {"a-cool-resource": {"resource": A_COOL, "ready": "READY_TRUE"}}}}}
+# Classic, with -x: the printed XR has the converted XR's metadata and spec;
+# the composed resource carries the claim labels.
+case("claim-converted", standard(CLAIM_RESPONSE, {"xrd.yaml": [CLAIM_XRD]}, xr_=CLAIM_FULL), ["--xrd", "xrd.yaml", "-x"],
+     [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "metadata": CLAIM_XR_META, "spec": CLAIM_XR_SPEC,
+       "status": {"conditions": [cond("Ready", "True", "Available")]}},
+      composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, xr_name=CLAIM_XR_NAME, labels=CLAIM_LABELS)])
+# Engine, with -x: a v1 XRD is LegacyCluster, so the refs are spec.resourceRefs;
+# the owner UID is the fake one of the converted XR's identity.
+CLAIM_XR_UID = fake_uid("nop.example.org/v1alpha1", "XNopResource", CLAIM_XR_NAME)
+CLAIM_COMPOSED = engine_composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, CLAIM_XR_UID,
+                                 xr_name=CLAIM_XR_NAME)
+CLAIM_COMPOSED["metadata"]["labels"] = CLAIM_LABELS
+case("claim-converted-engine", standard(CLAIM_RESPONSE, {"xrd.yaml": [CLAIM_XRD]}, xr_=CLAIM_FULL), ENGINE + ["--xrd", "xrd.yaml", "-x"],
+     [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "metadata": CLAIM_XR_META,
+       "spec": dict(CLAIM_XR_SPEC, resourceRefs=[ref(CLAIM_COMPOSED)]), "status": {"conditions": engine_conditions()}},
+      CLAIM_COMPOSED], command=("composition", "render"))
+# An XRD that offers no claim of that kind changes nothing: today's refusal.
+case("claim-refused-other-xrd", standard({}, {"xrd.yaml": [dict(CLAIM_XRD, spec={k: v for k, v in CLAIM_XRD["spec"].items() if k != "claimNames"})]},
+                                         xr_=CLAIM), ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
 
 
 # Engine resourceRefs are ordered as core's UpdateResourceRefs sorts them:

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod claim;
 pub mod context_fn;
 pub mod engine_compat;
 mod fetch;
