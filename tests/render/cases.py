@@ -721,6 +721,23 @@ case("engine-refs-core-order", pt_files(pt_input(PT_BUCKETS)), ENGINE,
          ready=cond("Ready", "False", "Creating", "Unready resources: bucket, bucket-acl, and bucket-policy"))})] + ENGINE_BUCKETS,
      guest=False)
 
+# function-patch-and-transform up to v0.3.0 ignored input fields it didn't
+# know (function-sdk-go v0.1.0 decoded without RejectUnknownMembers); v0.4.0
+# and later refuse them, as xfn's port does. Pinned at v0.3.0, xfn drops them.
+PT_TYPO = [dict(PT_BUCKET, readinessCheck=[{"type": "None"}])]
+PT_TYPO_INPUT = dict(pt_input(PT_TYPO), extra={"ignored": True})
+case("pt-v0.3.0-unknown-fields-dropped", pt_files(PT_TYPO_INPUT, pt_function("v0.3.0")), [],
+     [out_xr({"conditions": [cond("Ready", "False", "Creating", "Unready resources: bucket")]}),
+      composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}})], guest=False)
+case("pt-v0.4.0-unknown-fields-refused", pt_files(PT_TYPO_INPUT, pt_function("v0.4.0")), [],
+     error='xfn: running package xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.4.0 as the built-in wasm function '
+           'function-patch-and-transform\n'
+           'xfn: error: cannot render composite resource: pipeline step "patch-and-transform" returned a fatal result: '
+           'cannot get Function input: cannot get function input *v1beta1.Resources from *v1.RunFunctionRequest: '
+           'cannot unmarshal JSON from *structpb.Struct into *v1beta1.Resources: json: cannot unmarshal JSON string into Go '
+           'v1beta1.Resources: unknown object member name "extra"', guest=False)
+
+
 # Requirements already met by a step's bootstrap requirements: the engine
 # (core after v2.2) stops after the first call; classic v2.2.4 calls again.
 BOOT_SEL = {"apiVersion": "test.crossplane.io/v1", "kind": "Foo", "matchName": "extra-resource"}

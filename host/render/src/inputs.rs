@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::object::{self, name};
-use super::{Inputs, RenderError, claim, load, preflight, resources_mode, xrd};
+use super::{Inputs, RenderError, claim, load, preflight, pt_input, resources_mode, xrd};
 
 /// The files and values the flags name.
 #[derive(Debug, Clone, Default)]
@@ -169,6 +169,9 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         functions.push(resources_mode::implied_function());
     }
     apply_annotations(&mut functions, &files.function_annotations);
+    for dropped in pt_input::drop_unknown_fields(&mut composition, &functions) {
+        note(dropped);
+    }
 
     let xrd = match &files.xrd {
         Some(path) => {

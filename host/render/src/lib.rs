@@ -20,6 +20,7 @@ pub mod operation;
 pub mod output;
 pub mod pipeline_check;
 pub mod preflight;
+pub mod pt_input;
 pub mod resources_mode;
 mod runtimes;
 mod steps;
