@@ -123,8 +123,10 @@ PROVISIONED = {"type": "ProvisioningSuccess", "status": "STATUS_CONDITION_TRUE",
 cases = {}
 
 
-def case(name, files, args=None, expected=None, error=None, command=("render",)):
-    cases[name] = (files, args or [], expected, error, list(command))
+def case(name, files, args=None, expected=None, error=None, command=("render",), guest=True):
+    # guest=False: no -a pointing every Function at the scripted test guest
+    # (for cases that run built-in functions).
+    cases[name] = (files, args or [], expected, error, list(command), guest)
 
 
 def standard(input_, extra_files=None, xr_=None, functions=None, **kw):
@@ -627,8 +629,113 @@ CLAIM_XRD = {"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositeR
                       "claimNames": {"kind": "NopResource", "plural": "nopresources"},
                       "versions": [{"name": "v1alpha1", "served": True, "referenceable": True,
                                     "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
-case("claim-refused-by-xrd", standard({}, {"xrd.yaml": [CLAIM_XRD]}, xr_=dict(CLAIM, apiVersion="nop.example.org/v1alpha1")),
-     ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
+# With an --xrd that offers the claim's kind, the claim becomes the XR
+# Crossplane's claim controller (syncer_ssa.go) would create: the XRD's
+# referenceable version and kind; generateName "<claim>-"; the claim's labels
+# and annotations less *kubernetes.io/*k8s.io ones, plus claim-name and
+# claim-namespace; spec less claim-only and XR-machinery fields; spec.claimRef.
+# Crossplane's 5-character suffix is random; xfn's stand-in hashes the claim
+# (host/render/src/claim.rs generated_name).
+def xfn_generated_name(prefix, namespace):
+    digest = hashlib.sha256(f"{namespace}/{prefix}".encode()).digest()
+    return prefix[:58] + "".join("bcdfghjklmnpqrstvwxz2456789"[b % 27] for b in digest[:5])
+
+
+CLAIM_FULL = {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource",
+              "metadata": {"name": "my-claim", "namespace": "team-a", "uid": "claim-uid",
+                           "labels": {"team": "a", "app.kubernetes.io/managed-by": "kubectl"},
+                           "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}"}},
+              "spec": {"coolField": "I'm cool!", "compositeDeletePolicy": "Foreground",
+                       "writeConnectionSecretToRef": {"name": "my-claim-secret"},
+                       "compositionUpdatePolicy": "Automatic"},
+              "status": {"fromClaim": True}}
+CLAIM_XR_NAME = xfn_generated_name("my-claim-", "team-a")
+CLAIM_XR_META = {"name": CLAIM_XR_NAME, "generateName": "my-claim-",
+                 "labels": {"team": "a", "crossplane.io/claim-name": "my-claim", "crossplane.io/claim-namespace": "team-a"}}
+CLAIM_XR_SPEC = {"coolField": "I'm cool!", "compositionUpdatePolicy": "Automatic",
+                 "claimRef": {"apiVersion": "nop.example.org/v1alpha1", "kind": "NopResource", "name": "my-claim", "namespace": "team-a"}}
+CLAIM_LABELS = {"crossplane.io/composite": CLAIM_XR_NAME, "crossplane.io/claim-name": "my-claim", "crossplane.io/claim-namespace": "team-a"}
+CLAIM_RESPONSE = {"response": {"desired": {"resources": {"a-cool-resource": {"resource": A_COOL, "ready": "READY_TRUE"}}}}}
+# Classic, with -x: the printed XR has the converted XR's metadata and spec;
+# the composed resource carries the claim labels.
+case("claim-converted", standard(CLAIM_RESPONSE, {"xrd.yaml": [CLAIM_XRD]}, xr_=CLAIM_FULL), ["--xrd", "xrd.yaml", "-x"],
+     [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "metadata": CLAIM_XR_META, "spec": CLAIM_XR_SPEC,
+       "status": {"conditions": [cond("Ready", "True", "Available")]}},
+      composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, xr_name=CLAIM_XR_NAME, labels=CLAIM_LABELS)])
+# Engine, with -x: a v1 XRD is LegacyCluster, so the refs are spec.resourceRefs;
+# the owner UID is the fake one of the converted XR's identity.
+CLAIM_XR_UID = fake_uid("nop.example.org/v1alpha1", "XNopResource", CLAIM_XR_NAME)
+CLAIM_COMPOSED = engine_composed("btest.crossplane.io/v1", "BComposed", "a-cool-resource", {"widgets": 9002}, CLAIM_XR_UID,
+                                 xr_name=CLAIM_XR_NAME)
+CLAIM_COMPOSED["metadata"]["labels"] = CLAIM_LABELS
+case("claim-converted-engine", standard(CLAIM_RESPONSE, {"xrd.yaml": [CLAIM_XRD]}, xr_=CLAIM_FULL), ENGINE + ["--xrd", "xrd.yaml", "-x"],
+     [{"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource", "metadata": CLAIM_XR_META,
+       "spec": dict(CLAIM_XR_SPEC, resourceRefs=[ref(CLAIM_COMPOSED)]), "status": {"conditions": engine_conditions()}},
+      CLAIM_COMPOSED], command=("composition", "render"))
+# An XRD that offers no claim of that kind changes nothing: today's refusal.
+case("claim-refused-other-xrd", standard({}, {"xrd.yaml": [dict(CLAIM_XRD, spec={k: v for k, v in CLAIM_XRD["spec"].items() if k != "claimNames"})]},
+                                         xr_=CLAIM), ["--xrd", "xrd.yaml"], error=CLAIM_ERROR)
+
+
+# Engine resourceRefs are ordered as core's UpdateResourceRefs sorts them:
+# by the string apiVersion+kind+name+namespace (composition_functions.go), so
+# BucketACL and BucketPolicy ("BucketA…", "BucketP…") come before Bucket
+# ("Buckett…": the names start with the XR's name). Exactly three unready
+# names read "a, b, and c" (crossplane-runtime FirstNAndSomeMore).
+def core_sorted(refs):
+    return sorted(refs, key=lambda r: r["apiVersion"] + r["kind"] + r["name"] + r.get("namespace", ""))
+
+
+S3 = "s3.aws.upbound.io/v1beta1"
+PT_FUNCTION = {"apiVersion": "pkg.crossplane.io/v1", "kind": "Function", "metadata": {"name": "function-patch-and-transform"},
+               "spec": {"package": "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.8.2"}}
+
+
+def pt_function(tag):
+    return dict(PT_FUNCTION, spec={"package": "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:" + tag})
+
+
+def pt_input(resources):
+    return {"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": resources}
+
+
+PT_BUCKET = {"name": "bucket", "base": {"apiVersion": S3, "kind": "Bucket", "spec": {"forProvider": {"region": "us-east-2"}}},
+             "patches": [{"type": "FromCompositeFieldPath", "fromFieldPath": "spec.region", "toFieldPath": "spec.forProvider.region"}]}
+PT_BUCKETS = [PT_BUCKET,
+              {"name": "bucket-acl", "base": {"apiVersion": S3, "kind": "BucketACL", "spec": {"forProvider": {"acl": "private"}}}},
+              {"name": "bucket-policy", "base": {"apiVersion": S3, "kind": "BucketPolicy", "spec": {"forProvider": {"policy": "{}"}}}}]
+REGION_XR = xr(spec={"region": "eu-west-1"})
+
+
+def pt_files(input_, function=PT_FUNCTION):
+    return {"xr.yaml": [REGION_XR], "composition.yaml": [composition([step(input_, name="patch-and-transform", function="function-patch-and-transform")])],
+            "functions.yaml": [function]}
+
+
+ENGINE_BUCKETS = [engine_composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}}, C1_UID),
+                  engine_composed(S3, "BucketACL", "bucket-acl", {"forProvider": {"acl": "private"}}, C1_UID),
+                  engine_composed(S3, "BucketPolicy", "bucket-policy", {"forProvider": {"policy": "{}"}}, C1_UID)]
+assert [r["kind"] for r in core_sorted([ref(b) for b in ENGINE_BUCKETS])] == ["BucketACL", "BucketPolicy", "Bucket"]
+case("engine-refs-core-order", pt_files(pt_input(PT_BUCKETS)), ENGINE,
+     [engine_xr(core_sorted([ref(b) for b in ENGINE_BUCKETS]), {"conditions": engine_conditions(
+         ready=cond("Ready", "False", "Creating", "Unready resources: bucket, bucket-acl, and bucket-policy"))})] + ENGINE_BUCKETS,
+     guest=False)
+
+# function-patch-and-transform up to v0.3.0 ignored input fields it didn't
+# know (function-sdk-go v0.1.0 decoded without RejectUnknownMembers); v0.4.0
+# and later refuse them, as xfn's port does. Pinned at v0.3.0, xfn drops them.
+PT_TYPO = [dict(PT_BUCKET, readinessCheck=[{"type": "None"}])]
+PT_TYPO_INPUT = dict(pt_input(PT_TYPO), extra={"ignored": True})
+case("pt-v0.3.0-unknown-fields-dropped", pt_files(PT_TYPO_INPUT, pt_function("v0.3.0")), [],
+     [out_xr({"conditions": [cond("Ready", "False", "Creating", "Unready resources: bucket")]}),
+      composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}})], guest=False)
+case("pt-v0.4.0-unknown-fields-refused", pt_files(PT_TYPO_INPUT, pt_function("v0.4.0")), [],
+     error='xfn: running package xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.4.0 as the built-in wasm function '
+           'function-patch-and-transform\n'
+           'xfn: error: cannot render composite resource: pipeline step "patch-and-transform" returned a fatal result: '
+           'cannot get Function input: cannot get function input *v1beta1.Resources from *v1.RunFunctionRequest: '
+           'cannot unmarshal JSON from *structpb.Struct into *v1beta1.Resources: json: cannot unmarshal JSON string into Go '
+           'v1beta1.Resources: unknown object member name "extra"', guest=False)
 
 
 # Requirements already met by a step's bootstrap requirements: the engine
@@ -652,7 +759,7 @@ def write_yaml_docs(path, docs):
 
 
 shutil.rmtree(CASES, ignore_errors=True)
-for name, (files, args, expected, error, command) in cases.items():
+for name, (files, args, expected, error, command, guest) in cases.items():
     d = os.path.join(CASES, name)
     os.makedirs(d)
     for fname, content in files.items():
@@ -665,7 +772,7 @@ for name, (files, args, expected, error, command) in cases.items():
         else:
             write_yaml_docs(path, content)
     fns = "fns" if any(k.startswith("fns/") for k in files) else "functions.yaml"
-    full_args = command + ["xr.yaml", "composition.yaml", fns] + WASM_ARG + args
+    full_args = command + ["xr.yaml", "composition.yaml", fns] + (WASM_ARG if guest else []) + args
     open(os.path.join(d, "args"), "w").write(json.dumps(full_args) + "\n")
     if expected is not None:
         with open(os.path.join(d, "expected.json"), "w") as f:

@@ -11,6 +11,7 @@
 //! "/resources/0"`). Free-form parts (`base`, `map` values, `result`,
 //! `fallbackValue`) are kept as JSON. No defaults are applied.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
@@ -399,6 +400,69 @@ fn mismatch(v: &Value, go_type: &str, ptr: &Pointer<'_>) -> String {
     )
 }
 
+thread_local! {
+    /// While [`unknown_members`] decodes: the unknown members seen so far,
+    /// each the pointer of the object that has it and its name. Otherwise
+    /// `None`, and an unknown member is an error.
+    static SKIPPED: RefCell<Option<Vec<(String, String)>>> = const { RefCell::new(None) };
+}
+
+/// An unknown member of the object at `ptr`: json v2's error, or, while
+/// [`unknown_members`] decodes, noted and skipped.
+fn unknown_member(go_type: &str, ptr: &Pointer<'_>, name: &str) -> Result<(), String> {
+    SKIPPED.with_borrow_mut(|skipped| match skipped {
+        Some(seen) => {
+            seen.push((ptr.to_string(), name.to_owned()));
+            Ok(())
+        }
+        None => Err(unknown(go_type, ptr, name)),
+    })
+}
+
+/// The members of an input that [`decode`] doesn't know, which versions of
+/// the Go function before v0.4.0 ignored (function-sdk-go v0.1.0 decoded
+/// without `RejectUnknownMembers`): each as the JSON pointer (RFC 6901) of
+/// the object that has it and its name, in the order decoding meets them.
+/// Decoding stops at the first other error, so members after it aren't
+/// looked at; that error is the function's to report.
+pub fn unknown_members(input: &Map<String, Value>) -> Vec<(String, String)> {
+    /// Turns collecting off however decoding ends.
+    struct Collecting;
+    impl Drop for Collecting {
+        fn drop(&mut self) {
+            SKIPPED.set(None);
+        }
+    }
+    SKIPPED.set(Some(Vec::new()));
+    let guard = Collecting;
+    let _ = decode(input);
+    let seen = SKIPPED.take().unwrap_or_default();
+    drop(guard);
+    seen
+}
+
+/// Removes the members [`unknown_members`] finds from `input` and returns
+/// the JSON pointer of each one removed.
+pub fn drop_unknown_members(input: &mut Value) -> Vec<String> {
+    let Some(object) = input.as_object() else {
+        return Vec::new();
+    };
+    let mut dropped = Vec::new();
+    for (parent, name) in unknown_members(object) {
+        let removed = input
+            .pointer_mut(&parent)
+            .and_then(Value::as_object_mut)
+            .and_then(|o| o.remove(&name));
+        if removed.is_some() {
+            dropped.push(format!(
+                "{parent}{}",
+                Pointer::Member(&Pointer::Root, &name)
+            ));
+        }
+    }
+    dropped
+}
+
 fn unknown(go_type: &str, ptr: &Pointer<'_>, name: &str) -> String {
     format!(
         "json: cannot unmarshal JSON string into Go {go_type}: unknown object member name {}{}",
@@ -528,7 +592,7 @@ fn decode_resources(members: Vec<Member<'_>>) -> Result<Resources, String> {
                     Some(decode_connection_ref(fv, &fp)?)
                 };
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(r)
@@ -558,7 +622,7 @@ fn decode_object_meta(v: &Value, ptr: &Pointer<'_>) -> Result<(), String> {
                     members(x, "v1.OwnerReference", p).map(|_| ())
                 })?;
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(())
@@ -575,7 +639,7 @@ fn decode_patch_set(v: &Value, ptr: &Pointer<'_>) -> Result<PatchSet, String> {
                     decode_patch(x, p, PatchKind::PatchSet)
                 })?;
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(s)
@@ -591,7 +655,7 @@ fn decode_environment(v: &Value, ptr: &Pointer<'_>) -> Result<Environment, Strin
                     decode_patch(x, p, PatchKind::Environment)
                 })?;
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(e)
@@ -612,7 +676,7 @@ fn decode_connection_ref(
                     decode_patch(x, p, PatchKind::ConnectionSecret)
                 })?;
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(r)
@@ -642,7 +706,7 @@ fn decode_template(v: &Value, ptr: &Pointer<'_>) -> Result<ComposedTemplate, Str
                 t.readiness_checks =
                     list(fv, "[]v1beta1.ReadinessCheck", &fp, decode_readiness_check)?;
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(t)
@@ -675,7 +739,7 @@ fn decode_patch(v: &Value, ptr: &Pointer<'_>, kind: PatchKind) -> Result<Patch, 
                     Some(decode_policy(fv, &fp)?)
                 }
             }
-            other => return Err(unknown(t, ptr, other)),
+            other => unknown_member(t, ptr, other)?,
         }
     }
     Ok(p)
@@ -688,7 +752,7 @@ fn decode_policy(v: &Value, ptr: &Pointer<'_>) -> Result<PatchPolicy, String> {
         match k {
             "fromFieldPath" => p.from_field_path = string(fv, &fp)?,
             "toFieldPath" => p.to_field_path = string(fv, &fp)?,
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(p)
@@ -705,7 +769,7 @@ fn decode_combine(v: &Value, ptr: &Pointer<'_>) -> Result<Combine, String> {
                     for (k, fv, fp) in members(x, "v1beta1.CombineVariable", p)? {
                         match k {
                             "fromFieldPath" => path = plain_string(fv, &fp)?,
-                            other => return Err(unknown("v1beta1.CombineVariable", p, other)),
+                            other => unknown_member("v1beta1.CombineVariable", p, other)?,
                         }
                     }
                     Ok(path)
@@ -718,13 +782,13 @@ fn decode_combine(v: &Value, ptr: &Pointer<'_>) -> Result<Combine, String> {
                     for (k, sv, sp) in members(fv, "v1beta1.StringCombine", &fp)? {
                         match k {
                             "fmt" => f = plain_string(sv, &sp)?,
-                            other => return Err(unknown("v1beta1.StringCombine", &fp, other)),
+                            other => unknown_member("v1beta1.StringCombine", &fp, other)?,
                         }
                     }
                     c.string_fmt = Some(f);
                 }
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(c)
@@ -782,7 +846,7 @@ fn decode_transform(v: &Value, ptr: &Pointer<'_>) -> Result<Transform, String> {
                     Some(decode_convert(fv, &fp)?)
                 }
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(t)
@@ -797,7 +861,7 @@ fn decode_math(v: &Value, ptr: &Pointer<'_>) -> Result<MathTransform, String> {
             "multiply" => m.multiply = integer(fv, "int64", &fp)?,
             "clampMin" => m.clamp_min = integer(fv, "int64", &fp)?,
             "clampMax" => m.clamp_max = integer(fv, "int64", &fp)?,
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(m)
@@ -818,7 +882,7 @@ fn decode_match(v: &Value, ptr: &Pointer<'_>) -> Result<MatchTransform, String> 
                             "literal" => pat.literal = string(pv, &pp)?,
                             "regexp" => pat.regexp = string(pv, &pp)?,
                             "result" => pat.result = raw(pv),
-                            other => return Err(unknown(P, p, other)),
+                            other => unknown_member(P, p, other)?,
                         }
                     }
                     Ok(pat)
@@ -826,7 +890,7 @@ fn decode_match(v: &Value, ptr: &Pointer<'_>) -> Result<MatchTransform, String> 
             }
             "fallbackValue" => m.fallback_value = raw(fv),
             "fallbackTo" => m.fallback_to = plain_string(fv, &fp)?,
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(m)
@@ -849,7 +913,7 @@ fn decode_string(v: &Value, ptr: &Pointer<'_>) -> Result<StringTransform, String
                         match k {
                             "match" => r.r#match = plain_string(rv, &rp)?,
                             "group" => r.group = integer(rv, "int", &rp)?,
-                            other => return Err(unknown(R, &fp, other)),
+                            other => unknown_member(R, &fp, other)?,
                         }
                     }
                     s.regexp = Some(r);
@@ -862,7 +926,7 @@ fn decode_string(v: &Value, ptr: &Pointer<'_>) -> Result<StringTransform, String
                     for (k, jv, jp) in members(fv, J, &fp)? {
                         match k {
                             "separator" => sep = plain_string(jv, &jp)?,
-                            other => return Err(unknown(J, &fp, other)),
+                            other => unknown_member(J, &fp, other)?,
                         }
                     }
                     s.join = Some(sep);
@@ -876,13 +940,13 @@ fn decode_string(v: &Value, ptr: &Pointer<'_>) -> Result<StringTransform, String
                         match k {
                             "search" => r.search = plain_string(rv, &rp)?,
                             "replace" => r.replace = plain_string(rv, &rp)?,
-                            other => return Err(unknown(R, &fp, other)),
+                            other => unknown_member(R, &fp, other)?,
                         }
                     }
                     s.replace = Some(r);
                 }
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(s)
@@ -895,7 +959,7 @@ fn decode_convert(v: &Value, ptr: &Pointer<'_>) -> Result<ConvertTransform, Stri
         match k {
             "toType" => c.to_type = plain_string(fv, &fp)?,
             "format" => c.format = string(fv, &fp)?,
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(c)
@@ -911,7 +975,7 @@ fn decode_connection_detail(v: &Value, ptr: &Pointer<'_>) -> Result<ConnectionDe
             "fromConnectionSecretKey" => c.from_connection_secret_key = string(fv, &fp)?,
             "fromFieldPath" => c.from_field_path = string(fv, &fp)?,
             "value" => c.value = string(fv, &fp)?,
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(c)
@@ -934,13 +998,13 @@ fn decode_readiness_check(v: &Value, ptr: &Pointer<'_>) -> Result<ReadinessCheck
                         match k {
                             "type" => m.r#type = plain_string(mv, &mp)?,
                             "status" => m.status = plain_string(mv, &mp)?,
-                            other => return Err(unknown(M, &fp, other)),
+                            other => unknown_member(M, &fp, other)?,
                         }
                     }
                     r.match_condition = Some(m);
                 }
             }
-            other => return Err(unknown(T, ptr, other)),
+            other => unknown_member(T, ptr, other)?,
         }
     }
     Ok(r)
@@ -1041,6 +1105,55 @@ mod tests {
                 .unwrap_err()
                 .contains("\"aaa\"")
         );
+    }
+
+    #[test]
+    fn unknown_members_are_found_everywhere_and_dropped() {
+        let mut input = json!({
+            "apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources",
+            "metadata": {"name": "x", "nmae": "typo"},
+            "extra": true,
+            "resources": [
+                {"name": "a", "base": {"anything": "goes"}, "readinessCheck": [],
+                 "patches": [{"fromFieldPath": "spec.a", "toFieldPath": "spec.a",
+                              "transforms": [{"type": "string", "string": {"fmt": "%s", "type": "Format", "old": 1}}],
+                              "combine": {"variables": [{"fromFieldPath": "x", "x/y~": 1}], "strategy": "string",
+                                          "string": {"fmt": "%s", "sep": "-"}}}]}]});
+        let before = input.clone();
+        let dropped = drop_unknown_members(&mut input);
+        assert_eq!(
+            dropped,
+            [
+                "/extra",
+                "/metadata/nmae",
+                "/resources/0/patches/0/combine/string/sep",
+                "/resources/0/patches/0/combine/variables/0/x~1y~0",
+                "/resources/0/patches/0/transforms/0/string/old",
+                "/resources/0/readinessCheck",
+            ]
+        );
+        assert!(dec(input.clone()).is_ok(), "{input}");
+        // Only the unknown members went; free-form `base` is untouched.
+        assert_eq!(
+            input["resources"][0]["base"],
+            before["resources"][0]["base"]
+        );
+        assert_eq!(
+            input["resources"][0]["patches"][0]["combine"]["string"],
+            json!({"fmt": "%s"})
+        );
+        // Strict decoding is back on afterwards.
+        assert!(dec(before).is_err());
+    }
+
+    #[test]
+    fn unknown_members_stop_at_another_error() {
+        let input = json!({"a": 1, "resources": "not a list", "z": 2});
+        let Value::Object(map) = input else {
+            unreachable!()
+        };
+        assert_eq!(unknown_members(&map), [(String::new(), "a".to_owned())]);
+        assert!(drop_unknown_members(&mut json!("text")).is_empty());
     }
 
     #[test]

@@ -148,8 +148,11 @@ pub fn prepare(inputs: &Inputs) -> Result<Prepared, RenderError> {
         &schema.path("compositionRef"),
         json!({"name": name(&inputs.composition)}),
     );
-    let refs = resource_refs(observed.values(), xr_namespace.is_empty());
-    set_at(&mut observed_xr, &schema.path("resourceRefs"), refs);
+    // Without observed resources the engine leaves the XR's refs alone.
+    if !inputs.observed.is_empty() {
+        let refs = injected_resource_refs(inputs.observed.iter(), xr_namespace.is_empty());
+        set_at(&mut observed_xr, &schema.path("resourceRefs"), refs);
+    }
     set_conditions(
         &mut observed_xr,
         &[condition("Responsive", "True", "WatchCircuitClosed", "")],
@@ -170,38 +173,80 @@ pub fn controller_of(object: &Value) -> Option<&Value> {
         .find(|r| r.get("controller") == Some(&Value::Bool(true)))
 }
 
-/// References to `resources`, sorted by apiVersion, kind, name, then
-/// namespace; a namespace only for a cluster-scoped XR (core e1c698028).
+/// References to `resources` in the order core's `UpdateResourceRefs`
+/// (`internal/controller/apiextensions/composite/composition_functions.go`)
+/// leaves them: sorted by the concatenation apiVersion + kind + name +
+/// namespace, compared byte for byte, so `BucketACL` sorts before `Bucket`
+/// when the names start with a lower-case letter. A namespace only for a
+/// cluster-scoped XR (core e1c698028). Core's sort isn't stable and its
+/// input is in Go map order; refs whose concatenations are equal (kinds and
+/// names that split the same text differently) keep the field order here.
 pub fn resource_refs<'a>(
     resources: impl Iterator<Item = &'a Value>,
     cluster_scoped_xr: bool,
 ) -> Value {
-    let mut refs: Vec<(String, String, String, String)> = resources
-        .map(|r| {
-            (
-                str_at(r, &["apiVersion"]).to_owned(),
-                str_at(r, &["kind"]).to_owned(),
-                name(r).to_owned(),
-                if cluster_scoped_xr {
-                    str_at(r, &["metadata", "namespace"]).to_owned()
-                } else {
-                    String::new()
-                },
-            )
-        })
+    let mut refs: Vec<ObjectRef> = resources
+        .map(|r| ObjectRef::of(r, cluster_scoped_xr))
         .collect();
-    refs.sort();
+    refs.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()).then_with(|| a.cmp(b)));
+    Value::Array(refs.into_iter().map(ObjectRef::into_value).collect())
+}
+
+/// References to the observed resources as the engine injects them before
+/// the reconcile (`InjectResourceRefs` in `internal/render/composite`): in
+/// the order they were given, unsorted.
+pub fn injected_resource_refs<'a>(
+    resources: impl Iterator<Item = &'a Value>,
+    cluster_scoped_xr: bool,
+) -> Value {
     Value::Array(
-        refs.into_iter()
-            .map(|(api_version, kind, name, namespace)| {
-                let mut r = json!({"apiVersion": api_version, "kind": kind, "name": name});
-                if !namespace.is_empty() {
-                    r["namespace"] = json!(namespace);
-                }
-                r
-            })
+        resources
+            .map(|r| ObjectRef::of(r, cluster_scoped_xr).into_value())
             .collect(),
     )
+}
+
+/// An XR's reference to a composed resource.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ObjectRef {
+    api_version: String,
+    kind: String,
+    name: String,
+    namespace: String,
+}
+
+impl ObjectRef {
+    fn of(resource: &Value, cluster_scoped_xr: bool) -> ObjectRef {
+        ObjectRef {
+            api_version: str_at(resource, &["apiVersion"]).to_owned(),
+            kind: str_at(resource, &["kind"]).to_owned(),
+            name: name(resource).to_owned(),
+            namespace: if cluster_scoped_xr {
+                str_at(resource, &["metadata", "namespace"]).to_owned()
+            } else {
+                String::new()
+            },
+        }
+    }
+
+    /// Core's sort key: the four fields run together.
+    fn sort_key(&self) -> String {
+        [
+            self.api_version.as_str(),
+            &self.kind,
+            &self.name,
+            &self.namespace,
+        ]
+        .concat()
+    }
+
+    fn into_value(self) -> Value {
+        let mut r = json!({"apiVersion": self.api_version, "kind": self.kind, "name": self.name});
+        if !self.namespace.is_empty() {
+            r["namespace"] = json!(self.namespace);
+        }
+        r
+    }
 }
 
 /// Sets the value at a path of object keys, creating objects on the way.
@@ -252,6 +297,83 @@ mod tests {
         let long = child_name(&format!("{}-", "x".repeat(70)), &uid, "r");
         assert_eq!(long.len(), 63);
         assert!(long.starts_with(&"x".repeat(50)), "{long}");
+    }
+
+    fn composed(kind: &str, name: &str) -> Value {
+        json!({"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": kind,
+               "metadata": {"name": name, "namespace": "ns"}})
+    }
+
+    fn ref_kinds(refs: &Value) -> Vec<&str> {
+        refs.as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| str_at(r, &["kind"]))
+            .collect()
+    }
+
+    #[test]
+    fn refs_sort_by_the_concatenated_key_as_core_does() {
+        // After the common "Bucket", the keys go on with 'A' (0x41), 'P'
+        // (0x50) and the name's 'm' (0x6d): BucketACL, BucketPolicy, Bucket.
+        // A (kind, name) tuple would put Bucket first.
+        let resources = [
+            composed("Bucket", "my-xr-1d2c3b4a5f6e"),
+            composed("BucketPolicy", "my-xr-0a1b2c3d4e5f"),
+            composed("BucketACL", "my-xr-9f8e7d6c5b4a"),
+        ];
+        let refs = resource_refs(resources.iter(), false);
+        assert_eq!(ref_kinds(&refs), ["BucketACL", "BucketPolicy", "Bucket"]);
+        assert_eq!(
+            refs[0],
+            json!({"apiVersion": "s3.aws.upbound.io/v1beta1", "kind": "BucketACL", "name": "my-xr-9f8e7d6c5b4a"})
+        );
+        // A cluster-scoped XR's refs carry the namespace, last in the key.
+        let refs = resource_refs(resources.iter(), true);
+        assert_eq!(refs[2]["namespace"], json!("ns"));
+        // A name that starts with a digit ('0' is 0x30) sorts before the
+        // longer kind's "ACL".
+        let resources = [composed("BucketACL", "a"), composed("Bucket", "0-bucket")];
+        let refs = resource_refs(resources.iter(), false);
+        assert_eq!(ref_kinds(&refs), ["Bucket", "BucketACL"]);
+    }
+
+    #[test]
+    fn observed_refs_keep_the_input_order_and_none_leave_the_xrs_own() {
+        let xr = json!({"apiVersion": "nop.example.org/v1alpha1", "kind": "XNopResource",
+                        "metadata": {"name": "x", "uid": "u"},
+                        "spec": {"crossplane": {"resourceRefs": [{"apiVersion": "v1", "kind": "Secret", "name": "kept"}]}}});
+        let observed = |kind: &str, resource: &str| {
+            let mut o = composed(kind, &format!("x-{resource}"));
+            o["metadata"]["annotations"] = json!({COMPOSITION_RESOURCE_NAME: resource});
+            if let Some(metadata) = o["metadata"].as_object_mut() {
+                metadata.remove("namespace");
+            }
+            o
+        };
+        let inputs = Inputs {
+            composite: xr.clone(),
+            observed: vec![observed("BucketPolicy", "b"), observed("Bucket", "a")],
+            ..Inputs::default()
+        };
+        let prepared = prepare(&inputs).expect("prepared");
+        let refs = value_at(
+            &prepared.observed_xr,
+            &["spec", "crossplane", "resourceRefs"],
+        )
+        .cloned()
+        .unwrap_or_default();
+        assert_eq!(ref_kinds(&refs), ["BucketPolicy", "Bucket"]);
+
+        let inputs = Inputs {
+            composite: xr,
+            ..Inputs::default()
+        };
+        let prepared = prepare(&inputs).expect("prepared");
+        assert_eq!(
+            prepared.observed_xr["spec"]["crossplane"]["resourceRefs"],
+            json!([{"apiVersion": "v1", "kind": "Secret", "name": "kept"}])
+        );
     }
 
     #[test]

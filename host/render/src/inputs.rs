@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::object::name;
-use super::{Inputs, RenderError, load, preflight, resources_mode, xrd};
+use super::object::{self, name};
+use super::{Inputs, RenderError, claim, load, preflight, pt_input, resources_mode, xrd};
 
 /// The files and values the flags name.
 #[derive(Debug, Clone, Default)]
@@ -70,6 +70,15 @@ pub enum InputError {
         #[source]
         source: xrd::XrdError,
     },
+    /// A claim given with an XRD that offers it could not be converted.
+    #[error("cannot render claim {claim} as its composite resource")]
+    Claim {
+        /// The claim: its kind, namespace and name.
+        claim: String,
+        /// Why.
+        #[source]
+        source: Box<claim::ClaimError>,
+    },
     /// A context file could not be read.
     #[error("cannot read context value for key {key:?}")]
     ContextFile {
@@ -121,17 +130,21 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
                 .map_err(Into::into)
         })
         .map_err(|e| load_error("Composition", &files.composition, e))?;
+    let mut composite = composite;
     if let Some(path) = files
         .xrd
         .as_deref()
         .filter(|_| value_kind(&composite) != composition.pointer("/spec/compositeTypeRef/kind"))
     {
         // Only to recognise a claim: a bad XRD is reported below.
-        let xrd = load::read_one(path).ok();
-        preflight::refuse_claim(&composite, &composition, xrd.as_ref())?;
-    } else {
-        preflight::refuse_claim(&composite, &composition, None)?;
+        if let Some(xrd) = load::read_one(path)
+            .ok()
+            .filter(|xrd| claim::offered_by(&composite, xrd))
+        {
+            composite = claim_to_xr(composite, &xrd, note)?;
+        }
     }
+    preflight::refuse_claim(&composite, &composition)?;
     preflight::composition_fits(&composite, &composition)?;
     let mut composition = composition;
     let converted = resources_mode::is_resources_mode(&composition);
@@ -156,8 +169,10 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         functions.push(resources_mode::implied_function());
     }
     apply_annotations(&mut functions, &files.function_annotations);
+    for dropped in pt_input::drop_unknown_fields(&mut composition, &functions) {
+        note(dropped);
+    }
 
-    let mut composite = composite;
     let xrd = match &files.xrd {
         Some(path) => {
             let xrd_object = load::read_one(path).map_err(|e| load_error("XRD", path, e))?;
@@ -202,6 +217,37 @@ pub fn load(files: &InputFiles, note: &mut dyn FnMut(String)) -> Result<Inputs, 
         xrd,
         timeout: files.timeout,
     })
+}
+
+/// The XR Crossplane creates for a claim `xrd` offers, said on `note`.
+fn claim_to_xr(
+    claim_object: Value,
+    xrd: &Value,
+    note: &mut dyn FnMut(String),
+) -> Result<Value, InputError> {
+    let (kind, namespace) = (
+        object::str_at(&claim_object, &["kind"]),
+        object::str_at(&claim_object, &["metadata", "namespace"]),
+    );
+    let xr = claim::to_xr(&claim_object, xrd).map_err(|source| InputError::Claim {
+        claim: format!("{kind} {namespace}/{}", name(&claim_object)),
+        source: Box::new(source),
+    })?;
+    let how = if object::value_at(&xr, &["metadata", "generateName"]).is_some() {
+        " (Crossplane ends a new XR's name with 5 random characters; xfn derives them from the claim, \
+         and a claim's spec.resourceRef.name names its XR)"
+    } else {
+        " (the claim's spec.resourceRef.name)"
+    };
+    note(format!(
+        "{kind} {namespace}/{} is a claim that XRD {:?} offers; rendering the XR Crossplane's claim controller \
+         would create for it: {} {}{how}",
+        name(&claim_object),
+        name(xrd),
+        object::str_at(&xr, &["kind"]),
+        name(&xr),
+    ));
+    Ok(xr)
 }
 
 /// The Functions in a file or directory, each checked to be one.

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod claim;
 pub mod context_fn;
 pub mod engine_compat;
 mod fetch;
@@ -19,6 +20,7 @@ pub mod operation;
 pub mod output;
 pub mod pipeline_check;
 pub mod preflight;
+pub mod pt_input;
 pub mod resources_mode;
 mod runtimes;
 mod steps;

@@ -52,15 +52,11 @@ pub fn composition_fits(xr: &Value, composition: &Value) -> Result<(), RenderErr
 }
 
 /// Refuses a claim given in place of the XR, saying how to convert it.
-/// Crossplane v2's render takes XRs only (crossplane/crossplane#6649). An
-/// input is a claim when the XRD's `claimNames.kind` names its kind, or,
-/// without an XRD, when it is namespaced, of the compositeTypeRef's group,
-/// and of another kind.
-pub fn refuse_claim(
-    input: &Value,
-    composition: &Value,
-    xrd: Option<&Value>,
-) -> Result<(), RenderError> {
+/// Crossplane v2's render takes XRs only (crossplane/crossplane#6649); a
+/// claim that the `--xrd` offers was converted before this check (see
+/// [`crate::claim`]). An input is taken for a claim when it is namespaced,
+/// of the compositeTypeRef's group, and of another kind.
+pub fn refuse_claim(input: &Value, composition: &Value) -> Result<(), RenderError> {
     let type_api = str_at(composition, &["spec", "compositeTypeRef", "apiVersion"]);
     let type_kind = str_at(composition, &["spec", "compositeTypeRef", "kind"]);
     let kind = str_at(input, &["kind"]);
@@ -68,14 +64,8 @@ pub fn refuse_claim(
         return Ok(());
     }
     let group = |api: &str| api.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
-    let input_group = group(str_at(input, &["apiVersion"]));
     let namespace = str_at(input, &["metadata", "namespace"]);
-    let named_by_xrd = xrd.is_some_and(|x| {
-        str_at(x, &["spec", "claimNames", "kind"]) == kind
-            && str_at(x, &["spec", "group"]) == input_group
-    });
-    let looks_like_one = input_group == group(type_api) && !namespace.is_empty();
-    if !named_by_xrd && !looks_like_one {
+    if group(str_at(input, &["apiVersion"])) != group(type_api) || namespace.is_empty() {
         return Ok(());
     }
     let claim_name = name(input);
