@@ -22,6 +22,15 @@ use xfn_runtime::protocol::RunFunctionRequest;
 pub fn tag(request: &RunFunctionRequest) -> String {
     let mut request = request.clone();
     request.meta = None;
+    // The templates render read for function-go-templating are not part
+    // of the input Crossplane would have sent.
+    if let Some(original) = request
+        .input
+        .as_deref()
+        .and_then(crate::gotemplating_fs::original_input)
+    {
+        request.input = Some(original);
+    }
     // Objects may nest deeply: encode (and drop) on a deep stack.
     xfn_proto::with_deep_stack(move || {
         let Some(proto) = tree(request) else {
