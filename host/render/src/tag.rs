@@ -198,6 +198,21 @@ mod tests {
     }
 
     #[test]
+    fn the_templates_render_read_are_not_part_of_the_tag() {
+        let original = r#"{"source":"FileSystem","fileSystem":{"dirPath":"/no/such/dir"}}"#;
+        let filled =
+            crate::gotemplating_fs::fill_input(original, crate::gotemplating_fs::Limits::default())
+                .expect("a FileSystem source");
+        assert!(filled.contains(crate::gotemplating_fs::READ_ERROR_KEY));
+        let with = |input: &str| RunFunctionRequest {
+            input: Some(input.into()),
+            ..RunFunctionRequest::default()
+        };
+        assert_eq!(tag(&with(&filled)), tag(&with(original)));
+        assert_ne!(tag(&with(&filled)), tag(&with(r#"{"source":"Inline"}"#)));
+    }
+
+    #[test]
     fn without_maps_it_is_prosts_encoding() {
         // prost and Go agree on messages whose maps have no empty keys.
         let proto = tree(request()).expect("converts");
