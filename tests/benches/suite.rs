@@ -28,6 +28,10 @@
 //!    xfn's sandbox) to its first answered call, with its root unpacked
 //!    (cold) and reused (warm), beside a wasm function's load and first
 //!    call without and with a compile cache.
+//! 10. a warm call of function-go-templating on a typical template (two
+//!    resources per item of a `range`, `toYaml`, `setResourceNameAnnotation`,
+//!    the XR's status), through the wasm host and natively, beside item 1's
+//!    P&T call.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -90,6 +94,9 @@ fn main() {
     };
     if suite.wants(1) {
         suite.patch_and_transform();
+    }
+    if suite.wants(10) {
+        suite.go_templating();
     }
     if suite.wants(2) {
         suite.instantiation();
@@ -234,6 +241,66 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// The Go peer in item 4's rows: grpc-go doing P&T's patch natively.
 const GO_PEER: &str = "Go peer, grpc-go, P&T natively";
+
+/// Item 10's template: what upstream's examples do (`example/inline`,
+/// `example/functions/toYaml`): a `range` composing two resources per
+/// item, maps copied with `toYaml`, names set with
+/// `setResourceNameAnnotation`, and a document updating the XR's status.
+const GO_TEMPLATE: &str = r#"{{- $xr := .observed.composite.resource }}
+{{- range $i := until ($xr.spec.count | int) }}
+---
+apiVersion: s3.aws.upbound.io/v1beta1
+kind: Bucket
+metadata:
+  annotations:
+    {{ setResourceNameAnnotation (printf "bucket-%d" $i) }}
+  labels:
+    {{- $xr.metadata.labels | toYaml | nindent 4 }}
+spec:
+  forProvider:
+    region: {{ $xr.spec.region }}
+    tags: {{- $xr.spec.tags | toYaml | nindent 6 }}
+---
+apiVersion: s3.aws.upbound.io/v1beta1
+kind: BucketVersioning
+metadata:
+  annotations:
+    {{ setResourceNameAnnotation (printf "versioning-%d" $i) }}
+spec:
+  forProvider:
+    bucketRef:
+      name: {{ $xr.metadata.name }}-{{ $i }}
+    region: {{ $xr.spec.region }}
+    versioningConfiguration:
+      - status: {{ ternary "Enabled" "Suspended" $xr.spec.versioning }}
+{{- end }}
+---
+apiVersion: {{ $xr.apiVersion }}
+kind: {{ $xr.kind }}
+status:
+  buckets: {{ $xr.spec.count }}
+"#;
+
+/// The resources item 10's template composes from [`go_templating_request`].
+const GO_TEMPLATE_RESOURCES: usize = 4;
+
+/// Item 10's request: an XR asking for two buckets, and [`GO_TEMPLATE`]
+/// inline.
+fn go_templating_request() -> xfn_sdk::Request {
+    serde_json::from_value(json!({
+        "observed": {"composite": {"resource": {
+            "apiVersion": "example.crossplane.io/v1beta1", "kind": "XBucketSet",
+            "metadata": {"name": "example", "labels": {"team": "platform", "env": "dev"}},
+            "spec": {"count": 2, "region": "us-east-2", "versioning": true,
+                     "tags": {"cost-center": "42", "owner": "platform", "managed-by": "crossplane"}},
+        }}},
+        "input": {
+            "apiVersion": "gotemplating.fn.crossplane.io/v1beta1", "kind": "GoTemplate",
+            "source": "Inline", "inline": {"template": GO_TEMPLATE},
+        },
+    }))
+    .expect("a request")
+}
 
 /// hello's request, its XR padded with `padding` bytes.
 fn hello_request(padding: usize) -> RunFunctionRequest {
@@ -469,6 +536,84 @@ impl Suite {
             grpc,
             "wasm host",
             in_host,
+        ));
+    }
+
+    /// Item 10: a warm call of function-go-templating on a typical
+    /// template, beside P&T's on the docs example.
+    fn go_templating(&mut self) {
+        let request = go_templating_request();
+        let host_request = xfn_tests::convert::request(request.clone());
+        let runtime = xfn_tests::runtime(HostConfig::default());
+        let wasm = xfn_tests::load(&runtime, "function-go-templating", "function_go_templating");
+        // What is timed must be the template's work, not an error's.
+        let response = wasm
+            .call_blocking(&host_request, None)
+            .expect("go-templating call");
+        assert!(
+            response.fatal_result().is_none(),
+            "go-templating failed: {:?}",
+            response.results
+        );
+        let composed = response.desired.as_ref().map_or(0, |d| d.resources.len());
+        assert_eq!(composed, GO_TEMPLATE_RESOURCES, "{response:?}");
+        let native_response = function_go_templating::run(&request);
+        assert!(
+            native_response.results.is_empty(),
+            "{:?}",
+            native_response.results
+        );
+
+        let budget = Duration::from_secs(2);
+        let native = self.time(budget, || {
+            std::hint::black_box(function_go_templating::run(std::hint::black_box(&request)));
+        });
+        let in_host = self.time(budget, || {
+            wasm.call_blocking(&host_request, None).expect("wasm call");
+        });
+        let (pt_in_host, pt_native) = {
+            let pt_request = patch_and_transform::docs_request();
+            let pt = xfn_tests::load(
+                &runtime,
+                "function-patch-and-transform",
+                "function_patch_and_transform",
+            );
+            let pt_host_request = xfn_tests::convert::request(pt_request.clone());
+            let in_host = match self.pt_in_host {
+                Some(ns) => ns,
+                None => self.time(budget, || {
+                    pt.call_blocking(&pt_host_request, None).expect("wasm call");
+                }),
+            };
+            let native = self.time(budget, || {
+                std::hint::black_box(function_patch_and_transform::run(std::hint::black_box(
+                    &pt_request,
+                )));
+            });
+            (in_host, native)
+        };
+
+        let item = "10 go-templating warm call";
+        self.rows.push(Row::micros(
+            item,
+            "function-go-templating, wasm host (call_blocking)",
+            in_host,
+            "native",
+            native,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            "function-go-templating, wasm host",
+            in_host,
+            "P&T, wasm host (item 1)",
+            pt_in_host,
+        ));
+        self.rows.push(Row::micros(
+            item,
+            "function-go-templating, native",
+            native,
+            "P&T, native",
+            pt_native,
         ));
     }
 

@@ -123,10 +123,14 @@ PROVISIONED = {"type": "ProvisioningSuccess", "status": "STATUS_CONDITION_TRUE",
 cases = {}
 
 
-def case(name, files, args=None, expected=None, error=None, command=("render",), guest=True):
-    # guest=False: no -a pointing every Function at the scripted test guest
-    # (for cases that run built-in functions).
-    cases[name] = (files, args or [], expected, error, list(command), guest)
+def case(name, files, args=None, expected=None, error=None, command=("render",), scripted=True):
+    """scripted=False runs the Functions as their packages say (built-ins)
+    instead of annotating every one to run the scripted test guest."""
+    cases[name] = (files, args or [], expected, error, list(command), scripted)
+
+
+class Link(str):
+    """A file of a case that is a symbolic link to this target."""
 
 
 def standard(input_, extra_files=None, xr_=None, functions=None, **kw):
@@ -719,7 +723,7 @@ assert [r["kind"] for r in core_sorted([ref(b) for b in ENGINE_BUCKETS])] == ["B
 case("engine-refs-core-order", pt_files(pt_input(PT_BUCKETS)), ENGINE,
      [engine_xr(core_sorted([ref(b) for b in ENGINE_BUCKETS]), {"conditions": engine_conditions(
          ready=cond("Ready", "False", "Creating", "Unready resources: bucket, bucket-acl, and bucket-policy"))})] + ENGINE_BUCKETS,
-     guest=False)
+     scripted=False)
 
 # function-patch-and-transform up to v0.3.0 ignored input fields it didn't
 # know (function-sdk-go v0.1.0 decoded without RejectUnknownMembers); v0.4.0
@@ -728,14 +732,14 @@ PT_TYPO = [dict(PT_BUCKET, readinessCheck=[{"type": "None"}])]
 PT_TYPO_INPUT = dict(pt_input(PT_TYPO), extra={"ignored": True})
 case("pt-v0.3.0-unknown-fields-dropped", pt_files(PT_TYPO_INPUT, pt_function("v0.3.0")), [],
      [out_xr({"conditions": [cond("Ready", "False", "Creating", "Unready resources: bucket")]}),
-      composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}})], guest=False)
+      composed(S3, "Bucket", "bucket", {"forProvider": {"region": "eu-west-1"}})], scripted=False)
 case("pt-v0.4.0-unknown-fields-refused", pt_files(PT_TYPO_INPUT, pt_function("v0.4.0")), [],
      error='xfn: running package xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform:v0.4.0 as the built-in wasm function '
            'function-patch-and-transform\n'
            'xfn: error: cannot render composite resource: pipeline step "patch-and-transform" returned a fatal result: '
            'cannot get Function input: cannot get function input *v1beta1.Resources from *v1.RunFunctionRequest: '
            'cannot unmarshal JSON from *structpb.Struct into *v1beta1.Resources: json: cannot unmarshal JSON string into Go '
-           'v1beta1.Resources: unknown object member name "extra"', guest=False)
+           'v1beta1.Resources: unknown object member name "extra"', scripted=False)
 
 
 # Requirements already met by a step's bootstrap requirements: the engine
@@ -751,6 +755,99 @@ case("classic-requirements-already-met", BOOT_FILES, ["-e", "required.yaml", "-c
      [out_xr({"conditions": [cond("Ready", "True", "Available")]}), context_doc({"xfn.test/calls": 2})])
 
 
+# function-go-templating's FileSystem source, run as the built-in: render
+# reads the directory (relative to where it runs) on the host. The layout is
+# a ConfigMap volume's: the keys' files in a hidden, timestamped directory,
+# a hidden ..data link to it, and a link per key through ..data; plus a
+# plain subdirectory and hidden files, which upstream's walk skips (their
+# text would not parse). The expected documents follow from upstream's
+# readTemplates (template.go): files in byte order of their names, depth
+# first, hidden directories and files skipped, links read as files, each
+# file's text followed by "\n---\n"; the joined text is rendered as one
+# template and each document becomes a resource (fn.go).
+GT_FN = "function-go-templating"
+GT_DATA = "templates/..2026_01_01_00_00_00.000000001"
+GT_HELPERS = """{{- define "owner-labels" -}}
+example.org/owner: {{ .observed.composite.resource.metadata.name }}
+example.org/team: {{ .observed.composite.resource.spec.team | quote }}
+{{- end }}
+"""
+GT_BUCKETS = """{{- range $i, $region := .observed.composite.resource.spec.regions }}
+---
+apiVersion: s3.aws.upbound.io/v1beta1
+kind: Bucket
+metadata:
+  annotations:
+    gotemplating.fn.crossplane.io/composition-resource-name: bucket-{{ $region }}
+  labels:
+    {{- include "owner-labels" $ | nindent 4 }}
+spec:
+  forProvider:
+    region: {{ $region }}
+    tags: {{- $.observed.composite.resource.spec.tags | toYaml | nindent 6 }}
+{{- end }}
+"""
+GT_USER = """apiVersion: iam.aws.upbound.io/v1beta1
+kind: User
+metadata:
+  annotations:
+    gotemplating.fn.crossplane.io/composition-resource-name: user
+  labels:
+    {{- include "owner-labels" . | nindent 4 }}
+spec:
+  forProvider:
+    path: /{{ .observed.composite.resource.spec.team }}/
+---
+apiVersion: nop.example.org/v1alpha1
+kind: XNopResource
+status:
+  buckets: {{ len .observed.composite.resource.spec.regions }}
+"""
+GT_SPEC = {"team": "platform", "regions": ["us-east-1", "eu-west-1"], "tags": {"env": "dev", "cost-center": "42"}}
+GT_LABELS = {"crossplane.io/composite": "test-render", "example.org/owner": "test-render", "example.org/team": "platform"}
+GT_FILES = {
+    "xr.yaml": [xr(spec=GT_SPEC)],
+    "composition.yaml": [composition([step({"apiVersion": "gotemplating.fn.crossplane.io/v1beta1", "kind": "GoTemplate",
+                                            "source": "FileSystem", "fileSystem": {"dirPath": "templates"}},
+                                           name="render-templates", function=GT_FN)])],
+    "functions.yaml": [{"apiVersion": "pkg.crossplane.io/v1", "kind": "Function", "metadata": {"name": GT_FN},
+                        "spec": {"package": "xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2"}}],
+    GT_DATA + "/00-helpers.tpl": GT_HELPERS,
+    GT_DATA + "/buckets.yaml": GT_BUCKETS,
+    GT_DATA + "/unlinked.yaml": "{{ not read: the data directory is hidden\n",
+    "templates/..data": Link("..2026_01_01_00_00_00.000000001"),
+    "templates/00-helpers.tpl": Link("..data/00-helpers.tpl"),
+    "templates/buckets.yaml": Link("..data/buckets.yaml"),
+    "templates/.notes": "{{ not read: a hidden file\n",
+    "templates/users/user.yaml": GT_USER,
+    "templates/users/.hidden/x.yaml": "{{ not read: a hidden directory\n",
+}
+GT_BUCKET = lambda region: composed("s3.aws.upbound.io/v1beta1", "Bucket", "bucket-" + region,
+                                    {"forProvider": {"region": region, "tags": {"cost-center": "42", "env": "dev"}}},
+                                    labels=GT_LABELS)
+case("gotemplating-filesystem", GT_FILES, [],
+     [out_xr({"buckets": 2, "conditions": [cond("Ready", "False", "Creating",
+                                                "Unready resources: bucket-eu-west-1, bucket-us-east-1, and user")]}),
+      GT_BUCKET("eu-west-1"), GT_BUCKET("us-east-1"),
+      composed("iam.aws.upbound.io/v1beta1", "User", "user", {"forProvider": {"path": "/platform/"}}, labels=GT_LABELS)],
+     scripted=False)
+# A directory that isn't there: the function's fatal result, worded as
+# upstream's (the os error of opening the cleaned path). Render says on
+# stderr first that the package runs as the built-in.
+case("gotemplating-filesystem-missing", {
+    "xr.yaml": [xr()],
+    "composition.yaml": [composition([step({"apiVersion": "gotemplating.fn.crossplane.io/v1beta1", "kind": "GoTemplate",
+                                            "source": "FileSystem", "fileSystem": {"dirPath": "./no-templates/"}},
+                                           name="render-templates", function=GT_FN)])],
+    "functions.yaml": GT_FILES["functions.yaml"]}, [],
+     error='xfn: running package xpkg.crossplane.io/crossplane-contrib/function-go-templating:v0.12.2 as the built-in wasm '
+           'function function-go-templating\n'
+           'xfn: error: cannot render composite resource: pipeline step "render-templates" returned a fatal result: '
+           'invalid function input: cannot read tmpl from the folder {./no-templates/}: '
+           'open no-templates: no such file or directory',
+     scripted=False)
+
+
 def write_yaml_docs(path, docs):
     # Inputs are written as JSON documents separated by ---: JSON is YAML.
     with open(path, "w") as f:
@@ -759,20 +856,22 @@ def write_yaml_docs(path, docs):
 
 
 shutil.rmtree(CASES, ignore_errors=True)
-for name, (files, args, expected, error, command, guest) in cases.items():
+for name, (files, args, expected, error, command, scripted) in cases.items():
     d = os.path.join(CASES, name)
     os.makedirs(d)
     for fname, content in files.items():
         path = os.path.join(d, fname)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        if isinstance(content, str):
+        if isinstance(content, Link):
+            os.symlink(content, path)
+        elif isinstance(content, str):
             open(path, "w").write(content)
         elif isinstance(content, dict):
             json.dump(content, open(path, "w"), indent=2)
         else:
             write_yaml_docs(path, content)
     fns = "fns" if any(k.startswith("fns/") for k in files) else "functions.yaml"
-    full_args = command + ["xr.yaml", "composition.yaml", fns] + (WASM_ARG if guest else []) + args
+    full_args = command + ["xr.yaml", "composition.yaml", fns] + (WASM_ARG if scripted else []) + args
     open(os.path.join(d, "args"), "w").write(json.dumps(full_args) + "\n")
     if expected is not None:
         with open(os.path.join(d, "expected.json"), "w") as f:

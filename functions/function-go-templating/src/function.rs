@@ -66,6 +66,13 @@ pub struct Inline {
     pub templates: Vec<String>,
 }
 
+/// The key of `fileSystem` where `xfn render` puts the templates it read
+/// from `dirPath` on its host (the sandbox has no file system).
+pub const HOST_TEMPLATES_KEY: &str = "xfn.dev/templates";
+/// The key of `fileSystem` where `xfn render` puts why it could not read
+/// `dirPath`, worded as upstream's error.
+pub const HOST_READ_ERROR_KEY: &str = "xfn.dev/readError";
+
 /// `fileSystem`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -73,6 +80,14 @@ pub struct FileSystem {
     /// The directory.
     #[serde(default)]
     pub dir_path: String,
+    /// The templates `xfn render` read from the directory, joined as
+    /// upstream joins them ([`HOST_TEMPLATES_KEY`]).
+    #[serde(default, rename = "xfn.dev/templates")]
+    pub host_templates: Option<String>,
+    /// Why `xfn render` could not read the directory
+    /// ([`HOST_READ_ERROR_KEY`]).
+    #[serde(default, rename = "xfn.dev/readError")]
+    pub host_read_error: Option<String>,
 }
 
 /// `environment`.
@@ -128,18 +143,24 @@ fn template_text(req: &Request, input: &GoTemplate) -> Result<String, String> {
             }
         }
         "FileSystem" => {
-            let dir = input
-                .file_system
-                .as_ref()
-                .map(|f| f.dir_path.as_str())
-                .unwrap_or("");
+            let fs = input.file_system.as_ref();
+            let dir = fs.map(|f| f.dir_path.as_str()).unwrap_or("");
             if dir.is_empty() {
                 return Err("fileSystem.dirPath should be provided".into());
             }
-            Err(format!(
-                "cannot read tmpl from the folder {{{dir}}}: the FileSystem source is not supported by xfn's \
-                 built-in function-go-templating yet"
-            ))
+            match fs.map(|f| (&f.host_templates, &f.host_read_error)) {
+                Some((_, Some(error))) => Err(format!(
+                    "cannot read tmpl from the folder {{{dir}}}: {error}"
+                )),
+                Some((Some(templates), None)) => Ok(templates.clone()),
+                _ => Err(format!(
+                    "cannot read tmpl from the folder {{{dir}}}: xfn's function-go-templating runs in a wasm \
+                     sandbox with no file system and cannot read the directory {dir}; `xfn render` reads it \
+                     on its host for the built-in function, but here (a served function: xfn serve, xfn \
+                     controller) nothing does: put the templates in the Composition instead (source: Inline, \
+                     with inline.template or inline.templates)"
+                )),
+            }
         }
         "Environment" => {
             let key = input
@@ -179,6 +200,14 @@ fn template_text(req: &Request, input: &GoTemplate) -> Result<String, String> {
 /// JSON decoder does, with `extraResources` defaulting to `requiredResources`.
 pub fn request_data(req: &Request) -> Value {
     let mut j = serde_json::to_value(req).unwrap_or(J::Null);
+    // What `xfn render` added to the input is not upstream's request.
+    if let Some(fs) = j
+        .pointer_mut("/input/fileSystem")
+        .and_then(J::as_object_mut)
+    {
+        fs.remove(HOST_TEMPLATES_KEY);
+        fs.remove(HOST_READ_ERROR_KEY);
+    }
     integral_numbers(&mut j);
     if let J::Object(m) = &mut j
         && !m.contains_key("extraResources")

@@ -13,6 +13,7 @@ pub mod claim;
 pub mod context_fn;
 pub mod engine_compat;
 mod fetch;
+pub mod gotemplating_fs;
 pub mod inputs;
 pub mod load;
 mod object;
@@ -193,8 +194,12 @@ async fn with_timeout(
 pub(crate) const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
 async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError> {
-    let functions = runtimes::start(&inputs.functions, runners).await?;
-    let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    let runtimes::Started {
+        functions,
+        builtins,
+    } = runtimes::start(&inputs.functions, runners).await?;
+    let mut steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    steps::read_host_inputs(&mut steps, &builtins);
     let resolver = FileResolver::new(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),
@@ -246,8 +251,12 @@ async fn run_engine(
     capture_context: bool,
 ) -> Result<Outputs, RenderError> {
     let prepared = engine_compat::prepare(inputs)?;
-    let functions = runtimes::start(&inputs.functions, runners).await?;
-    let steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    let runtimes::Started {
+        functions,
+        builtins,
+    } = runtimes::start(&inputs.functions, runners).await?;
+    let mut steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
+    steps::read_host_inputs(&mut steps, &builtins);
     let resolver = FileResolver::exact(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),

@@ -275,7 +275,10 @@ pub async fn render(
 
 async fn run(inputs: &OperationInputs, runners: &Runners) -> Result<OperationOutputs, RenderError> {
     let mut operation = inputs.operation.clone();
-    let mut functions = runtimes::start_for(&inputs.functions, runners, Some(OPERATION_CAPABILITY))
+    let runtimes::Started {
+        mut functions,
+        builtins,
+    } = runtimes::start_for(&inputs.functions, runners, Some(OPERATION_CAPABILITY))
         .await
         .map_err(|e| match e {
             RenderError::Runtime(reason) => {
@@ -312,7 +315,8 @@ async fn run(inputs: &OperationInputs, runners: &Runners) -> Result<OperationOut
         }
     };
 
-    let steps = steps::from_composition(&operation, &inputs.credentials)?;
+    let mut steps = steps::from_composition(&operation, &inputs.credentials)?;
+    steps::read_host_inputs(&mut steps, &builtins);
     // Both shapes tag each request (classic op render did, unlike classic
     // XR render); the engine matches required resources by exact namespace
     // and stops a step whose first call already had what it requires.

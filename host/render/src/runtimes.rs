@@ -17,6 +17,7 @@
 //! Functions start at once, in parallel; every one that can't is named in
 //! one error, each with why and what to do.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -24,15 +25,24 @@ use serde_json::Value;
 use xfn_catalog::annotations::{
     CONTAINER_NETWORK, DOCKER_CLEANUP, DOCKER_ENV, DOCKER_NAME, RUNTIME, WASM_MODULE,
 };
-use xfn_catalog::{DevelopmentTarget, FunctionSource, PackageRun};
+use xfn_catalog::{ComponentOrigin, DevelopmentTarget, FunctionSource, PackageRun};
 use xfn_runtime::Function;
 use xfn_runtime::pipeline::Functions;
 
 use super::object::{name, str_at, value_at};
 use super::{RenderError, Runners};
 
+/// The Functions' runtimes, started.
+pub struct Started {
+    /// Each Function's runtime, by name.
+    pub functions: Functions,
+    /// The Functions that run as a function shipped with xfn: the
+    /// built-in's name, by Function name.
+    pub builtins: BTreeMap<String, &'static str>,
+}
+
 /// Starts a runtime for every Function.
-pub async fn start(functions: &[Value], runners: &Runners) -> Result<Functions, RenderError> {
+pub async fn start(functions: &[Value], runners: &Runners) -> Result<Started, RenderError> {
     start_for(functions, runners, None).await
 }
 
@@ -44,19 +54,25 @@ pub async fn start_for(
     functions: &[Value],
     runners: &Runners,
     capability: Option<&str>,
-) -> Result<Functions, RenderError> {
+) -> Result<Started, RenderError> {
     check_modules(functions)?;
     let starts = functions
         .iter()
         .map(|function| start_one(function, runners, capability));
     let results = futures_util::future::join_all(starts).await;
-    let mut started = Functions::new();
+    let mut started = Started {
+        functions: Functions::new(),
+        builtins: BTreeMap::new(),
+    };
     let mut failed = Vec::new();
     for (function, result) in functions.iter().zip(results) {
         let fn_name = name(function).to_owned();
         match result {
-            Ok(runtime) => {
-                started.insert(fn_name, runtime);
+            Ok((runtime, builtin)) => {
+                if let Some(builtin) = builtin {
+                    started.builtins.insert(fn_name.clone(), builtin);
+                }
+                started.functions.insert(fn_name, runtime);
             }
             Err(reason) => failed.push(format!("Function {fn_name:?}: {reason}")),
         }
@@ -74,12 +90,13 @@ pub async fn start_for(
     }
 }
 
-/// Starts one Function's runtime, or says why it can't and what to do.
+/// Starts one Function's runtime (and names the built-in function it runs
+/// as, if it is one), or says why it can't and what to do.
 async fn start_one(
     function: &Value,
     runners: &Runners,
     capability: Option<&str>,
-) -> Result<Arc<dyn Function>, String> {
+) -> Result<(Arc<dyn Function>, Option<&'static str>), String> {
     let fn_name = name(function);
     let annotation = |key: &str| {
         value_at(function, &["metadata", "annotations", key])
@@ -94,7 +111,7 @@ async fn start_one(
                 .wasm
                 .load(fn_name, &bytes)
                 .map_err(|e| e.to_string())?;
-            Ok(Arc::new(loaded))
+            Ok((Arc::new(loaded), None))
         }
         FunctionSource::Package { reference, policy } => {
             let run = runners
@@ -118,12 +135,18 @@ async fn start_one(
                         .wasm
                         .load(fn_name, &component.bytes)
                         .map_err(|e| e.to_string())?;
-                    Ok(Arc::new(loaded))
+                    let builtin = match component.source {
+                        ComponentOrigin::Builtin(builtin) => Some(builtin),
+                        ComponentOrigin::Registry(_) => None,
+                    };
+                    Ok((Arc::new(loaded), builtin))
                 }
-                PackageRun::Image(image) => container(fn_name, &annotation, &image, runners).await,
+                PackageRun::Image(image) => container(fn_name, &annotation, &image, runners)
+                    .await
+                    .map(|f| (f, None)),
             }
         }
-        FunctionSource::Development(target) => development(fn_name, &target),
+        FunctionSource::Development(target) => development(fn_name, &target).map(|f| (f, None)),
     }
 }
 

@@ -1,10 +1,12 @@
 //! Reads a Composition's pipeline into pipeline steps.
 
+use std::collections::BTreeMap;
+
 use base64::Engine as _;
 use serde_json::Value;
 
 use super::object::{name, str_at, value_at};
-use super::{RenderError, pipeline_check};
+use super::{RenderError, gotemplating_fs, pipeline_check};
 use xfn_runtime::pipeline::Step;
 use xfn_runtime::protocol::{
     CredentialData, CredentialSource, Credentials, MatchLabels, ResourceMatch, ResourceSelector,
@@ -41,6 +43,25 @@ pub fn from_composition(composition: &Value, secrets: &[Value]) -> Result<Vec<St
             })
         })
         .collect()
+}
+
+/// Fills in what a built-in function needs from the host that its sandbox
+/// can't reach: the templates of function-go-templating's `FileSystem`
+/// source, read from the directory its input names (see
+/// [`gotemplating_fs`]). `builtins` names the built-in each Function runs
+/// as; other functions' inputs are left as they are.
+pub fn read_host_inputs(steps: &mut [Step], builtins: &BTreeMap<String, &'static str>) {
+    for step in steps {
+        if builtins.get(&step.function).copied() != Some(gotemplating_fs::BUILTIN) {
+            continue;
+        }
+        let filled = step.input.as_deref().and_then(|input| {
+            gotemplating_fs::fill_input(input, gotemplating_fs::Limits::default())
+        });
+        if let Some(filled) = filled {
+            step.input = Some(filled);
+        }
+    }
 }
 
 fn credentials(step: &Value, secrets: &[Value]) -> Result<Vec<(String, Credentials)>, RenderError> {

@@ -22,6 +22,15 @@ use xfn_runtime::protocol::RunFunctionRequest;
 pub fn tag(request: &RunFunctionRequest) -> String {
     let mut request = request.clone();
     request.meta = None;
+    // The templates render read for function-go-templating are not part
+    // of the input Crossplane would have sent.
+    if let Some(original) = request
+        .input
+        .as_deref()
+        .and_then(crate::gotemplating_fs::original_input)
+    {
+        request.input = Some(original);
+    }
     // Objects may nest deeply: encode (and drop) on a deep stack.
     xfn_proto::with_deep_stack(move || {
         let Some(proto) = tree(request) else {
@@ -186,6 +195,21 @@ mod tests {
             context: Some("{}".into()),
             ..RunFunctionRequest::default()
         }
+    }
+
+    #[test]
+    fn the_templates_render_read_are_not_part_of_the_tag() {
+        let original = r#"{"source":"FileSystem","fileSystem":{"dirPath":"/no/such/dir"}}"#;
+        let filled =
+            crate::gotemplating_fs::fill_input(original, crate::gotemplating_fs::Limits::default())
+                .expect("a FileSystem source");
+        assert!(filled.contains(crate::gotemplating_fs::READ_ERROR_KEY));
+        let with = |input: &str| RunFunctionRequest {
+            input: Some(input.into()),
+            ..RunFunctionRequest::default()
+        };
+        assert_eq!(tag(&with(&filled)), tag(&with(original)));
+        assert_ne!(tag(&with(&filled)), tag(&with(r#"{"source":"Inline"}"#)));
     }
 
     #[test]

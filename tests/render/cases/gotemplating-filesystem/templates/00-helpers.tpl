@@ -1,0 +1,1 @@
+..data/00-helpers.tpl
