@@ -29,9 +29,9 @@
 //!    (cold) and reused (warm), beside a wasm function's load and first
 //!    call without and with a compile cache.
 //! 10. a warm call of function-go-templating on a typical template (two
-//!    resources per item of a `range`, `toYaml`, `setResourceNameAnnotation`,
-//!    the XR's status), through the wasm host and natively, beside item 1's
-//!    P&T call.
+//!     resources per item of a `range`, `toYaml`, `setResourceNameAnnotation`,
+//!     the XR's status), through the wasm host and natively, beside item 1's
+//!     P&T call.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
