@@ -96,6 +96,12 @@ spec:
 /// Pushes the function's image to `registry` as `repo:tag`, behind an
 /// index with an entry for this machine and one for another platform.
 fn push_function(registry: &Registry, repo_tag: &str, env: &[&str]) {
+    push_function_for(registry, repo_tag, env, &["s390x", host_architecture()]);
+}
+
+/// Pushes the function's image to `registry` as `repo:tag`, behind an
+/// index with an entry (the same image) for each Linux architecture.
+fn push_function_for(registry: &Registry, repo_tag: &str, env: &[&str], architectures: &[&str]) {
     let layers = function_layers();
     let config = function_config(env, &layers);
     let oci = Layout::new();
@@ -115,15 +121,21 @@ fn push_function(registry: &Registry, repo_tag: &str, env: &[&str]) {
         &config_blob,
         serde_json::Value::Array(layer_descriptors),
     );
+    let entries: Vec<_> = architectures
+        .iter()
+        .map(|architecture| {
+            serde_json::json!({
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": manifest.digest,
+                "size": manifest.size,
+                "platform": {"os": "linux", "architecture": architecture},
+            })
+        })
+        .collect();
     let index = oci.json(&serde_json::json!({
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [
-            {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest.digest,
-             "size": manifest.size, "platform": {"os": "linux", "architecture": "s390x"}},
-            {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest.digest,
-             "size": manifest.size, "platform": {"os": "linux", "architecture": host_architecture()}},
-        ],
+        "manifests": entries,
     }));
     oci.copy_to(
         registry,
@@ -261,35 +273,7 @@ fn a_container_function_renders_as_its_binary_does_as_a_development_process() {
 fn every_function_that_cannot_run_is_named_in_one_error() {
     let registry = Registry::start();
     // An image for another platform only.
-    let oci = Layout::new();
-    let layers = function_layers();
-    let config = oci.json(&function_config(&[], &layers));
-    let descriptors: Vec<_> = layers
-        .iter()
-        .map(|l| {
-            layer(
-                "application/vnd.oci.image.layer.v1.tar+gzip",
-                &oci.blob(&l.gz),
-                &[],
-            )
-        })
-        .collect();
-    let manifest = oci.manifest(
-        "application/vnd.oci.image.config.v1+json",
-        &config,
-        serde_json::Value::Array(descriptors),
-    );
-    let index = oci.json(&serde_json::json!({
-        "schemaVersion": 2,
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest.digest,
-                        "size": manifest.size, "platform": {"os": "linux", "architecture": "s390x"}}],
-    }));
-    oci.copy_to(
-        &registry,
-        &index,
-        "application/vnd.oci.image.index.v1+json",
-        "other/arch:v1",
-    );
+    push_function_for(&registry, "other/arch:v1", &[], &["s390x"]);
 
     let functions = format!(
         "{}---
