@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdout, Command};
 use xfn_runtime::protocol::{RunFunctionRequest, RunFunctionResponse};
 use xfn_runtime::{CallError, Function};
@@ -309,11 +309,24 @@ impl ContainerFunction {
         let reader = launcher.stderr.take().map(|pipe| {
             let (tail, function) = (Arc::clone(&stderr), name.to_owned());
             tokio::spawn(async move {
-                let mut lines = BufReader::new(pipe).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    tracing::debug!(function, "{line}");
+                // A line is read up to STDERR_LINE_BYTES at a time, so a
+                // function that writes without newlines can't grow it.
+                let mut reader = BufReader::new(pipe);
+                let mut line = Vec::new();
+                loop {
+                    line.clear();
+                    // `Take` of a buffered reader reads from its buffer: no
+                    // byte past the line is lost.
+                    let mut limited = (&mut reader).take(STDERR_LINE_BYTES as u64);
+                    match limited.read_until(b'\n', &mut line).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(_) => {}
+                    }
+                    let text = String::from_utf8_lossy(&line);
+                    let text = text.trim_end_matches('\n');
+                    tracing::debug!(function, "{text}");
                     if let Ok(mut tail) = tail.lock() {
-                        tail.push(&line);
+                        tail.push(text);
                     }
                 }
             })
