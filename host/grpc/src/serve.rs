@@ -75,6 +75,8 @@ pub struct Serve {
     server: Server,
     reloader: Reloader,
     watch: Option<Duration>,
+    /// The set's fingerprint when it was loaded at start.
+    fingerprint: Option<u64>,
 }
 
 impl Serve {
@@ -85,6 +87,9 @@ impl Serve {
         functions: Arc<dyn FunctionSet>,
     ) -> Result<Serve, ServeError> {
         let after_load = config.after_load.unwrap_or(|| {});
+        // Taken before loading, so the watch also sees a change made while
+        // the set loads, however long `run` takes to start.
+        let fingerprint = fingerprint(&functions).await;
         let loaded = load(&functions, after_load)
             .await
             .map_err(ServeError::Functions)?;
@@ -114,6 +119,7 @@ impl Serve {
             server,
             reloader,
             watch: config.watch,
+            fingerprint,
         })
     }
 
@@ -141,7 +147,7 @@ impl Serve {
     pub async fn run(self) -> Result<(), ServeError> {
         let watching = self
             .watch
-            .map(|every| tokio::spawn(self.reloader.clone().watch(every)));
+            .map(|every| tokio::spawn(self.reloader.clone().watch(every, self.fingerprint)));
         let served = self.server.serve().await;
         if let Some(watching) = watching {
             watching.abort();
@@ -197,27 +203,28 @@ impl Reloader {
         self.handle.functions().names().map(str::to_owned).collect()
     }
 
-    /// Reloads whenever the set's fingerprint changes, checked `every`.
-    async fn watch(self, every: Duration) {
-        let mut last = self.fingerprint().await;
+    /// Reloads whenever the set's fingerprint changes from `last` (what
+    /// was served at start), checked `every`.
+    async fn watch(self, every: Duration, mut last: Option<u64>) {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            let now = self.fingerprint().await;
+            let now = fingerprint(&self.functions).await;
             if now != last {
                 last = now;
                 let _ = self.reload().await;
             }
         }
     }
+}
 
-    async fn fingerprint(&self) -> Option<u64> {
-        let functions = self.functions.clone();
-        tokio::task::spawn_blocking(move || functions.fingerprint())
-            .await
-            .ok()
-    }
+/// The set's fingerprint, read off the async threads.
+async fn fingerprint(functions: &Arc<dyn FunctionSet>) -> Option<u64> {
+    let functions = functions.clone();
+    tokio::task::spawn_blocking(move || functions.fingerprint())
+        .await
+        .ok()
 }
 
 /// Loads the set off the async threads: compiling is CPU-bound.

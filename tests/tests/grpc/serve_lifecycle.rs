@@ -80,19 +80,21 @@ async fn serve_reloads_on_request_and_when_its_files_change() {
     let serve = Serve::start(config, functions).await.expect("starts");
     let target = format!("http://{}", serve.local_addr());
     let reloader = serve.reloader();
-    let running = tokio::spawn(serve.run());
     assert_eq!(reloader.names(), ["function-a"]);
-    assert_eq!(
-        greet(&target, "function-a").await.as_deref(),
-        Ok("Hi, world!")
-    );
 
-    // Watched: a function added to the file is served without a request.
+    // Watched: a function added to the file is served without a request,
+    // even when the file changes between start and run (the watch compares
+    // with what start loaded, not with what it first sees).
     std::fs::write(
         &file,
         local("function-a", &hello) + &builtin_hello("function-b"),
     )
     .expect("write");
+    let running = tokio::spawn(serve.run());
+    assert_eq!(
+        greet(&target, "function-a").await.as_deref(),
+        Ok("Hi, world!")
+    );
     xfn_tests::eventually(
         "the watch to serve function-b",
         Duration::from_secs(20),
