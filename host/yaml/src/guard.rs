@@ -273,8 +273,17 @@ pub fn check_events(text: &str, max_events: u64, budget: u64) -> Result<(), Refu
     // Read through a small buffer: the parser's reader keeps what it was
     // handed as characters, so a whole text at once would cost six times
     // its size.
+    //
+    // The port panics where a block scalar's last line ends the text (C
+    // libyaml pads its buffer at the end; the port does not), so the text
+    // is read with a final line break: that changes no event, and at most
+    // one byte of a kept (`|+`) scalar's size.
+    let ending: &[u8] = if text.ends_with('\n') { b"" } else { b"\n" };
     let mut parser = libyaml_safer::Parser::new();
-    parser.set_input(std::io::BufReader::new(text.as_bytes()));
+    parser.set_input(std::io::BufReader::new(std::io::Read::chain(
+        text.as_bytes(),
+        ending,
+    )));
     let mut tally = Tally::new(max_events, budget);
     for event in parser {
         let Ok(event) = event else {
@@ -406,6 +415,35 @@ mod tests {
         assert!(depth("- foo\n- \"[[[[[[[[[[\n  [[[[\"\n").is_ok());
         assert!(depth("\"[[[[[[[[\n  [[[[[[\"\n").is_ok());
         assert!(depth("a: [x, '[[[[[[[[', {b: \"{{{{{{{{{\"}]\n").is_ok());
+    }
+
+    #[test]
+    fn a_text_ending_without_a_line_break_is_checked_without_a_panic() {
+        // The scanner libyaml-safer ports panics ("unexpected end of input")
+        // on a block scalar's last line when no line break follows it, as in
+        // function-go-templating's own examples.
+        for text in [
+            "a: |\n  x",
+            "a: |\n  x\n\n  y",
+            "t: |\n  k:\n    v: {{ x }}\n\n  p:\n    n: m",
+            "a: >-\n  x",
+            "- |+\n  x",
+            "a: b",
+            "",
+        ] {
+            assert!(check_expansion(text, 1000).is_ok(), "{text:?}");
+            assert!(check_events(text, 1000, 1000).is_ok(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_prefix_of_a_text_is_checked_without_a_panic() {
+        let text = "a: |\n  x: {{ y }}\n\n  z\nb: >-\n  w\nc: [d, 'e', \"f\"]\n\
+                    g: &h {i: j}\nk: *h\n- l\n? m\n: n\n'o': |+\n  p\n\n---\nq\n...\n";
+        for end in (0..=text.len()).filter(|&end| text.is_char_boundary(end)) {
+            let prefix = &text[..end];
+            assert!(check_events(prefix, 1000, 100_000).is_ok(), "{prefix:?}");
+        }
     }
 
     #[test]
