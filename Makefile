@@ -16,7 +16,7 @@ VENV := .venv
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl
 
-.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt-check fmt bench fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
+.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt-check fmt bench bench-tools fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
 
 all: build
 
@@ -151,12 +151,16 @@ test: disk-check fmt-check wasm venv deps image-check
 
 ## Benchmarks ----------------------------------------------------------------
 
-bench: wasm venv deps
+bench: wasm venv deps bench-tools
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn --bin xfn
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		$(CARGO) bench -p xfn-runtime --bench host
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		XFN_BIN=$(CURDIR)/target/release/xfn $(CARGO) bench -p xfn-tests --bench suite
+
+# h2load, item 11's load generator.
+bench-tools:
+	@command -v h2load >/dev/null || tests/apt-install.sh nghttp2-client
 
 ## Fuzzing -----------------------------------------------------------------
 

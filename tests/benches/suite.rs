@@ -32,6 +32,12 @@
 //!     resources per item of a `range`, `toYaml`, `setResourceNameAnnotation`,
 //!     the XR's status), through the wasm host and natively, beside item 1's
 //!     P&T call.
+//! 11. one core each: `xfn serve` (`hello`, and P&T) and the Go peer (a
+//!     trivial function, and P&T's patch) each pinned to core 0 (Go with
+//!     `GOMAXPROCS=1`, xfn with `--workers 1`), h2load pinned to core 1,
+//!     1/8/64 streams, in alternating order over two rounds: throughput,
+//!     p50/p99 and server CPU per call, as ratios to Go. This is how a
+//!     function pod with a CPU limit of one core runs.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -44,6 +50,9 @@ mod oci_support;
 
 #[path = "suite/cluster_pod.rs"]
 mod cluster_pod;
+
+#[path = "suite/pinned.rs"]
+mod pinned;
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -121,6 +130,9 @@ fn main() {
                 }
                 if suite.wants(9) {
                     suite.container_start();
+                }
+                if suite.wants(11) {
+                    suite.pinned(&bin);
                 }
             }
             None => suite.notes.push(
@@ -1595,7 +1607,12 @@ impl Peer {
     /// announces its port with "LISTENING <port>" (the Go peer,
     /// xfn-native-serve).
     fn listening(program: &Path) -> Result<Peer, String> {
-        let mut command = Command::new(program);
+        Peer::listening_from(Command::new(program))
+    }
+
+    /// [`Peer::listening`] with the program's command given (pinned, or
+    /// with its environment set).
+    fn listening_from(mut command: Command) -> Result<Peer, String> {
         command.args(["--address", "127.0.0.1:0", "--max-seconds", "600"]);
         Peer::start(command, false, Duration::from_secs(30), listening)
     }
@@ -1606,7 +1623,16 @@ impl Peer {
         cache: &Path,
         extra_args: &[&str],
     ) -> Result<Peer, String> {
-        let mut command = Command::new(bin);
+        Peer::xfn_serve_from(Command::new(bin), functions, cache, extra_args)
+    }
+
+    /// [`Peer::xfn_serve`] with the binary's command given.
+    fn xfn_serve_from(
+        mut command: Command,
+        functions: &[(String, PathBuf)],
+        cache: &Path,
+        extra_args: &[&str],
+    ) -> Result<Peer, String> {
         command
             .args(["serve", "--insecure", "--address", "127.0.0.1:0"])
             .args(extra_args)

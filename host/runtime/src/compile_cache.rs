@@ -91,10 +91,16 @@ impl CompileCache {
             .map(|k| &k.0)
     }
 
+    #[cfg(test)]
     fn entry_path(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {
+        self.entry_path_of(engine, &blake3::hash(wasm))
+    }
+
+    /// The entry of the component whose BLAKE3 hash is `hash`.
+    fn entry_path_of(&self, engine: &Engine, hash: &blake3::Hash) -> PathBuf {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        let key = format!("{}-{:016x}", blake3::hash(wasm).to_hex(), hasher.finish());
+        let key = format!("{}-{:016x}", hash.to_hex(), hasher.finish());
         self.compiled_dir().join(format!("{key}.cwasm"))
     }
 
@@ -105,11 +111,22 @@ impl CompileCache {
     /// why the component could not be compiled; the caller names the
     /// function.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
+        self.load_or_compile_hashed(engine, wasm, &blake3::hash(wasm))
+    }
+
+    /// [`CompileCache::load_or_compile`] for a caller that has hashed the
+    /// component already: `hash` is the BLAKE3 hash of `wasm`.
+    pub fn load_or_compile_hashed(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        hash: &blake3::Hash,
+    ) -> Result<Component, String> {
         let Some(key) = self.key() else {
             return Component::new(engine, wasm)
                 .map_err(|e| format!("cannot compile component: {e:#}"));
         };
-        let path = self.entry_path(engine, wasm);
+        let path = self.entry_path_of(engine, hash);
         let found = load(engine, key, &path);
         crate::metrics::record_compile_cache(found.is_some());
         if let Some(component) = found {

@@ -1,7 +1,8 @@
 //! Wasm functions: compiled once, pre-instantiated once, and run in a fresh
 //! sandbox for every call.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{
@@ -31,6 +32,17 @@ pub struct WasmRuntime {
     engine: HostEngine,
     linker: Arc<Linker<Sandbox>>,
     cache: Option<CompileCache>,
+    /// The components loaded and still in use, by the BLAKE3 hash of their
+    /// bytes: functions with the same component share one compiled copy.
+    loaded: Arc<Mutex<HashMap<blake3::Hash, Arc<Mutex<Weak<Linked>>>>>>,
+}
+
+/// A compiled component, pre-instantiated with xfn's imports: what every
+/// function of the same component shares.
+struct Linked {
+    pre: InstancePre<Sandbox>,
+    /// The `run-function` export, whose type [`FunctionPre::new`] checked.
+    run_function: ComponentExportIndex,
 }
 
 impl WasmRuntime {
@@ -47,6 +59,7 @@ impl WasmRuntime {
             engine,
             linker: Arc::new(linker),
             cache,
+            loaded: Arc::default(),
         })
     }
 
@@ -56,7 +69,10 @@ impl WasmRuntime {
     }
 
     /// Compiles (or loads from the cache) the component in `bytes` and
-    /// pre-instantiates it as function `name`.
+    /// pre-instantiates it as function `name`. A component already loaded
+    /// for another function that is still in use is shared, not compiled
+    /// or loaded again: a host serving one component under many names
+    /// holds one copy of its code.
     pub fn load(&self, name: &str, bytes: &[u8]) -> Result<WasmFunction, Error> {
         let load_error = |reason: String| Error::Load {
             function: name.to_owned(),
@@ -65,43 +81,92 @@ impl WasmRuntime {
         // Reading the component's outline is cheap, and refuses what the
         // sandbox would not run before any compiling, with a clear reason.
         crate::local_module::check_component(bytes).map_err(load_error)?;
+        let hash = blake3::hash(bytes);
+        let entry = self.loaded_entry(hash);
+        // Loads of the same component wait for one another here; loads of
+        // different ones go on in parallel.
+        let mut shared = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(linked) = shared.upgrade() {
+            return Ok(self.function(name, linked));
+        }
         let component = match &self.cache {
             Some(cache) => cache
-                .load_or_compile(self.engine.engine(), bytes)
+                .load_or_compile_hashed(self.engine.engine(), bytes, &hash)
                 .map_err(load_error)?,
             None => Component::new(self.engine.engine(), bytes)
                 .map_err(|e| load_error(format!("cannot compile component: {e:#}")))?,
         };
-        self.load_component(name, &component)
+        let linked = Arc::new(self.link(&component).map_err(load_error)?);
+        *shared = Arc::downgrade(&linked);
+        Ok(self.function(name, linked))
+    }
+
+    /// The entry of `hash` in the table of loaded components, made if it
+    /// is not there. Entries no function uses any more are dropped.
+    fn loaded_entry(&self, hash: blake3::Hash) -> Arc<Mutex<Weak<Linked>>> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        // An entry is in use while a load holds it (it has another owner)
+        // or a function holds its component. Never blocks: a locked entry
+        // is one a load holds.
+        loaded.retain(|_, entry| {
+            Arc::strong_count(entry) > 1
+                || entry
+                    .try_lock()
+                    .map_or(true, |shared| shared.strong_count() > 0)
+        });
+        loaded.entry(hash).or_default().clone()
+    }
+
+    /// How many distinct components the functions loaded by
+    /// [`WasmRuntime::load`] and still alive hold.
+    pub fn loaded_components(&self) -> usize {
+        let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+        loaded
+            .values()
+            .filter(|entry| {
+                entry
+                    .lock()
+                    .map_or(false, |shared| shared.strong_count() > 0)
+            })
+            .count()
     }
 
     /// Pre-instantiates an already compiled component as function `name`.
     pub fn load_component(&self, name: &str, component: &Component) -> Result<WasmFunction, Error> {
-        let load_error = |reason: String| Error::Load {
+        let linked = self.link(component).map_err(|reason| Error::Load {
             function: name.to_owned(),
             reason,
-        };
-        check_resources(component).map_err(load_error)?;
+        })?;
+        Ok(self.function(name, Arc::new(linked)))
+    }
+
+    /// Links `component` with xfn's imports and checks its export.
+    fn link(&self, component: &Component) -> Result<Linked, String> {
+        check_resources(component)?;
         let instance_pre = self
             .linker
             .instantiate_pre(component)
-            .map_err(|e| load_error(format!("cannot link component: {e:#}")))?;
+            .map_err(|e| format!("cannot link component: {e:#}"))?;
         // This checks the export's type once; calls then skip the check.
-        let pre = FunctionPre::new(instance_pre).map_err(|e| {
-            load_error(format!(
-                "component does not export xfn's function world: {e:#}"
-            ))
-        })?;
+        let pre = FunctionPre::new(instance_pre)
+            .map_err(|e| format!("component does not export xfn's function world: {e:#}"))?;
         let run_function = component
             .get_export_index(None, RUN_FUNCTION)
-            .ok_or_else(|| load_error(format!("component does not export `{RUN_FUNCTION}`")))?;
-        Ok(WasmFunction {
-            name: Arc::from(name),
-            engine: self.engine.clone(),
-            slots: self.engine.function_slots(),
+            .ok_or_else(|| format!("component does not export `{RUN_FUNCTION}`"))?;
+        Ok(Linked {
             pre: pre.instance_pre().clone(),
             run_function,
         })
+    }
+
+    /// Function `name` of `linked`, with call slots of its own.
+    fn function(&self, name: &str, linked: Arc<Linked>) -> WasmFunction {
+        WasmFunction {
+            name: Arc::from(name),
+            engine: self.engine.clone(),
+            slots: self.engine.function_slots(),
+            linked,
+        }
     }
 }
 
@@ -133,9 +198,8 @@ pub struct WasmFunction {
     name: Arc<str>,
     engine: HostEngine,
     slots: FunctionSlots,
-    pre: InstancePre<Sandbox>,
-    /// The `run-function` export, whose type [`FunctionPre::new`] checked.
-    run_function: ComponentExportIndex,
+    /// Its component, shared with every function of the same component.
+    linked: Arc<Linked>,
 }
 
 impl WasmFunction {
@@ -156,9 +220,9 @@ impl WasmFunction {
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
         let mut store = self.store(limit);
         let call = async {
-            let instance = self.pre.instantiate_async(&mut store).await?;
+            let instance = self.linked.pre.instantiate_async(&mut store).await?;
             let func = instance
-                .get_func(&mut store, self.run_function)
+                .get_func(&mut store, self.linked.run_function)
                 .ok_or_else(|| wasmtime::format_err!("no `{RUN_FUNCTION}` export"))?;
             // SAFETY: `load_component` type-checked this export against
             // this signature, with `FunctionPre::new`, when it loaded the
@@ -229,7 +293,7 @@ impl WasmFunction {
             let _slot = self.engine.call_slot(&self.slots).await;
             let limit = self.engine.config().call_timeout;
             let mut store = self.store(limit);
-            match self.pre.instantiate_async(&mut store).await {
+            match self.linked.pre.instantiate_async(&mut store).await {
                 Ok(_) => Ok(()),
                 Err(error) => Err(self.classify(error, &store, limit)),
             }

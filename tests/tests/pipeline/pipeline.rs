@@ -505,3 +505,52 @@ async fn requirements_resolving_to_too_many_bytes_are_refused() {
     let out = run_against(&[asking_for_everything(10)], &resolver).await;
     assert!(out.is_ok(), "{out:?}");
 }
+
+/// Functions of the same component share one compiled copy while any of
+/// them lives; each still answers as itself, and a component no function
+/// holds any more is not kept.
+#[tokio::test]
+async fn functions_of_one_component_share_its_compiled_code() {
+    let rt = runtime(HostConfig::default());
+    let a = load(&rt, "scripted-a", "xfn_test_scripted");
+    let b = load(&rt, "scripted-b", "xfn_test_scripted");
+    assert_eq!(rt.loaded_components(), 1);
+    let hello = load(&rt, "hello", "hello");
+    assert_eq!(rt.loaded_components(), 2);
+
+    let functions = Functions::from([
+        ("scripted-a".to_owned(), a as Arc<dyn Function>),
+        ("scripted-b".to_owned(), b as Arc<dyn Function>),
+    ]);
+    for name in ["scripted-a", "scripted-b"] {
+        let steps = [Step {
+            function: name.into(),
+            ..step(
+                name,
+                json!({"response": {"results": [{"severity": "SEVERITY_NORMAL", "message": name}]}}),
+            )
+        }];
+        let pipeline = Pipeline {
+            steps: &steps,
+            functions: &functions,
+            resolver: &ConfigMaps(Vec::new()),
+            call_timeout: None,
+        };
+        let out = pipeline.run(observed(), None).await.expect("runs");
+        let seen: Vec<(&str, &str)> = out
+            .results
+            .iter()
+            .map(|r| (r.step.as_str(), r.result.message.as_str()))
+            .collect();
+        assert_eq!(seen, [(name, name)]);
+    }
+
+    drop(functions);
+    assert_eq!(rt.loaded_components(), 1, "hello is still held");
+    drop(hello);
+    assert_eq!(rt.loaded_components(), 0);
+    // Loaded again, it is compiled again and works.
+    let again = load(&rt, "scripted-c", "xfn_test_scripted");
+    assert_eq!(rt.loaded_components(), 1);
+    drop(again);
+}
