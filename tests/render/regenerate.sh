@@ -12,7 +12,8 @@ if [ ! -x "$ref" ]; then
 fi
 python3 "$here/cases.py"
 python3 "$here/operation_cases.py"
-for expected in "$here"/cases/*/expected.json "$here"/operation-cases/*/expected.json; do
+python3 "$here/upstream_examples.py"
+for expected in "$here"/cases/*/expected.json "$here"/operation-cases/*/expected.json "$here"/upstream-examples/*/*/expected.json; do
   "$ref" < "$expected" > "${expected%.json}.yaml"
 done
-echo "regenerated $(ls "$here"/cases/*/expected.yaml "$here"/operation-cases/*/expected.yaml | wc -l) expected outputs"
+echo "regenerated $(ls "$here"/cases/*/expected.yaml "$here"/operation-cases/*/expected.yaml "$here"/upstream-examples/*/*/expected.yaml | wc -l) expected outputs"

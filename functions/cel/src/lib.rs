@@ -13,7 +13,8 @@
 //! checker, so an expression cel-go refuses when it compiles (an unknown
 //! field of a State, an operator on mismatched types, a result that is not
 //! `bool` by its static type) fails here when it runs, with cel-rust's
-//! message; parse errors are cel-rust's messages too.
+//! message; parse errors are cel-rust's messages too. A missing map key
+//! reads as cel-go's `no such key: K`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -147,7 +148,27 @@ pub fn evaluate_bool(ctx: &Context<'_, '_>, expression: &str) -> Result<bool, Ce
     match program.execute(ctx) {
         Ok(Value::Bool(b)) => Ok(b),
         Ok(other) => Err(CelError::NotBool(format!("{:?}", other.type_of()))),
-        Err(e) => Err(CelError::Eval(e.to_string())),
+        Err(e) => Err(CelError::Eval(eval_message(&e))),
+    }
+}
+
+/// An evaluation error's text: cel-go's where both implementations have
+/// the error (a missing map key is `no such key: K`), else cel-rust's.
+///
+/// ```
+/// let req: xfn_sdk::Request = serde_json::from_value(serde_json::json!({
+///     "observed": {"composite": {"resource": {"spec": {}}}}
+/// })).unwrap();
+/// let ctx = xfn_cel::request_context(&req);
+/// assert_eq!(
+///     xfn_cel::evaluate_bool(&ctx, "observed.composite.resource.spec.enabled == true"),
+///     Err(xfn_cel::CelError::Eval("no such key: enabled".to_owned()))
+/// );
+/// ```
+fn eval_message(e: &cel::ExecutionError) -> String {
+    match e {
+        cel::ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        other => other.to_string(),
     }
 }
 

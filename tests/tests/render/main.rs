@@ -16,4 +16,5 @@ mod operation_render;
 mod render;
 mod render_development;
 mod sdk_package;
+mod upstream_examples;
 mod validate;
