@@ -33,9 +33,21 @@ impl Sandbox {
     /// A fresh sandbox for one call of `function`; the last
     /// `stderr_capture` bytes of its stdout and of its stderr are kept.
     pub fn new(function: Arc<str>, memory_limit: usize, stderr_capture: usize) -> Sandbox {
+        Sandbox::with_env(function, memory_limit, stderr_capture, &[])
+    }
+
+    /// [`Sandbox::new`] whose guest sees `env` as its environment: what the
+    /// user set for the function (never the host's own environment).
+    pub fn with_env(
+        function: Arc<str>,
+        memory_limit: usize,
+        stderr_capture: usize,
+        env: &[(String, String)],
+    ) -> Sandbox {
         let stdout = TailCapture::new(stderr_capture);
         let stderr = TailCapture::new(stderr_capture);
         let wasi = WasiCtx::builder()
+            .envs(env)
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)
