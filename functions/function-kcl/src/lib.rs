@@ -48,12 +48,23 @@ fn run(req: &Request, rsp: &mut Response) -> Result<(), String> {
         .map_err(|e| format!("invalid function input: {e}"))?;
     input.check_supported()?;
     let options = params::options(req, &input)?;
+    let host = input.host_files.take().unwrap_or_default();
+    let packages = xfn_kcl::Packages {
+        main: host.main.clone().unwrap_or_default(),
+        external: host.packages,
+    };
     let opts = xfn_kcl::RunOptions {
         options,
         limits: xfn_kcl::Limits::default(),
+        packages: std::sync::Arc::new(packages),
     };
-    let out = xfn_kcl::run(&input.spec.source, &opts)
-        .map_err(|e| format!("failed to run kcl function pipelines: {e}"))?;
+    // A package the host fetched (an `oci://` program or an embedded
+    // function's directory) runs as `kcl run` runs a package directory.
+    let out = match host.main {
+        Some(_) => xfn_kcl::run_package(&opts),
+        None => xfn_kcl::run(&input.spec.source, &opts),
+    }
+    .map_err(|e| format!("failed to run kcl function pipelines: {e}"))?;
     let data = process::data_resources(out.values, out.stream, &input.spec.config)?;
     process::process(req, rsp, &input, data)
 }
