@@ -141,12 +141,10 @@ impl KclInput {
     /// imports a package fails with the interpreter's unsupported import,
     /// one that does not runs as it would with them.
     pub fn check_supported(&self) -> Result<(), String> {
-        if let Some(host) = &self.host_files {
-            if let Some(e) = &host.error {
-                return Err(format!(
-                    "cannot fetch the KCL program or its dependencies: {e}"
-                ));
-            }
+        if let Some(e) = self.host_files.as_ref().and_then(|h| h.error.as_ref()) {
+            return Err(format!(
+                "cannot fetch the KCL program or its dependencies: {e}"
+            ));
         }
         let src = self.spec.source.trim_start();
         let fetched = self.host_files.as_ref().is_some_and(|h| h.main.is_some());

@@ -12,8 +12,11 @@
 //! `meta.krm.kcl.dev/v1alpha1` (connection details, extra and required
 //! resources, conditions, events, context).
 //!
-//! Programs from a registry (`oci://`), package dependencies and the KCL
-//! settings that need files are refused with a fatal result naming them.
+//! Programs from a registry (`oci://`), package dependencies and embedded
+//! functions' directories are fetched by `xfn render` on the host and
+//! handed over in the input (`xfn.dev/kcl`); without them an `oci://`
+//! source is refused, and the KCL settings that need files always are,
+//! with a fatal result naming them.
 
 mod input;
 mod params;
