@@ -22,6 +22,24 @@ pub struct KclInput {
     pub metadata: Meta,
     /// `spec`.
     pub spec: RunSpec,
+    /// The KCL files `xfn render` fetched for this step (an `oci://`
+    /// program, dependencies, an embedded function's directory), or why
+    /// it could not; absent where no host pass ran (`xfn serve`).
+    #[serde(rename = "xfn.dev/kcl")]
+    pub host_files: Option<HostFiles>,
+}
+
+/// The files the host hands the function (`xfn.dev/kcl`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct HostFiles {
+    /// The program's own package (an `oci://` source or an embedded
+    /// function's directory): path to text.
+    pub main: Option<BTreeMap<String, String>>,
+    /// Packages by name (dependencies): path to text.
+    pub packages: BTreeMap<String, BTreeMap<String, String>>,
+    /// Why the host could not fetch them.
+    pub error: Option<String>,
 }
 
 /// `metadata`.
@@ -123,7 +141,13 @@ impl KclInput {
     /// imports a package fails with the interpreter's unsupported import,
     /// one that does not runs as it would with them.
     pub fn check_supported(&self) -> Result<(), String> {
+        if let Some(e) = self.host_files.as_ref().and_then(|h| h.error.as_ref()) {
+            return Err(format!(
+                "cannot fetch the KCL program or its dependencies: {e}"
+            ));
+        }
         let src = self.spec.source.trim_start();
+        let fetched = self.host_files.as_ref().is_some_and(|h| h.main.is_some());
         for (prefix, what) in [
             ("oci://", "a program from an OCI registry"),
             ("http://", "a program from a URL"),
@@ -132,9 +156,10 @@ impl KclInput {
             ("git@", "a program from a Git repository"),
             ("github.com/", "a program from a Git repository"),
         ] {
-            if src.starts_with(prefix) && !src.contains('\n') {
+            if src.starts_with(prefix) && !src.contains('\n') && !(fetched && prefix == "oci://") {
                 return Err(format!(
-                    "unsupported: {what} ({}); xfn's function-kcl runs inline programs only",
+                    "unsupported: {what} ({}); xfn's function-kcl runs inline programs here, \
+                     and OCI programs only where `xfn render` fetches them",
                     src.trim()
                 ));
             }

@@ -12,8 +12,11 @@
 //! `meta.krm.kcl.dev/v1alpha1` (connection details, extra and required
 //! resources, conditions, events, context).
 //!
-//! Programs from a registry (`oci://`), package dependencies and the KCL
-//! settings that need files are refused with a fatal result naming them.
+//! Programs from a registry (`oci://`), package dependencies and embedded
+//! functions' directories are fetched by `xfn render` on the host and
+//! handed over in the input (`xfn.dev/kcl`); without them an `oci://`
+//! source is refused, and the KCL settings that need files always are,
+//! with a fatal result naming them.
 
 mod input;
 mod params;
@@ -48,12 +51,23 @@ fn run(req: &Request, rsp: &mut Response) -> Result<(), String> {
         .map_err(|e| format!("invalid function input: {e}"))?;
     input.check_supported()?;
     let options = params::options(req, &input)?;
+    let host = input.host_files.take().unwrap_or_default();
+    let packages = xfn_kcl::Packages {
+        main: host.main.clone().unwrap_or_default(),
+        external: host.packages,
+    };
     let opts = xfn_kcl::RunOptions {
         options,
         limits: xfn_kcl::Limits::default(),
+        packages: std::sync::Arc::new(packages),
     };
-    let out = xfn_kcl::run(&input.spec.source, &opts)
-        .map_err(|e| format!("failed to run kcl function pipelines: {e}"))?;
+    // A package the host fetched (an `oci://` program or an embedded
+    // function's directory) runs as `kcl run` runs a package directory.
+    let out = match host.main {
+        Some(_) => xfn_kcl::run_package(&opts),
+        None => xfn_kcl::run(&input.spec.source, &opts),
+    }
+    .map_err(|e| format!("failed to run kcl function pipelines: {e}"))?;
     let data = process::data_resources(out.values, out.stream, &input.spec.config)?;
     process::process(req, rsp, &input, data)
 }

@@ -32,6 +32,7 @@ pub mod cache;
 mod digest;
 mod error;
 pub mod image;
+pub mod kcl_package;
 pub mod layout;
 mod options;
 pub mod package;

@@ -162,7 +162,7 @@ async fn resolve_package_for(
 
 /// Follows `policy`: `cached` (the cache's answer, `None` if it lacks the
 /// package) and `pull` (from the registry) are run only if it says so.
-async fn by_policy<T>(
+pub(crate) async fn by_policy<T>(
     reference: &ImageRef,
     cache: &Cache,
     policy: PullPolicy,
@@ -225,7 +225,7 @@ pub fn registry_pulls() -> (u64, u64) {
 /// A pull from the registry within `options.pull_timeout`, however
 /// steadily (or slowly) the registry sends, counted in [`registry_pulls`].
 /// Nothing is cached unless it all finished.
-async fn from_registry_in_time<T>(
+pub(crate) async fn from_registry_in_time<T>(
     reference: &ImageRef,
     options: &RegistryOptions,
     pull: impl Future<Output = Result<T>>,
@@ -262,7 +262,7 @@ fn store<T>(write: Result<T>) {
 
 /// Which entry of an image index a pull follows.
 #[derive(Debug, Clone)]
-enum Want {
+pub(crate) enum Want {
     /// The wasm entry ([`layout::select_index_entry`]).
     Wasm,
     /// The wasm entry, else the entry for this platform, else the only one.
@@ -364,7 +364,11 @@ fn child_manifest(reference: &ImageRef, bytes: &[u8]) -> Result<OciImageManifest
 
 /// The manifest `reference` resolves to, from the cache alone, or `None`
 /// if a part is missing (or was corrupt, and has been removed).
-fn cached_manifest(reference: &ImageRef, cache: &Cache, want: &Want) -> Result<Option<Picked>> {
+pub(crate) fn cached_manifest(
+    reference: &ImageRef,
+    cache: &Cache,
+    want: &Want,
+) -> Result<Option<Picked>> {
     let top = match reference.digest() {
         Some(d) => d,
         None => match cached(cache.read_ref(reference)) {
@@ -409,7 +413,11 @@ fn cached_manifest(reference: &ImageRef, cache: &Cache, want: &Want) -> Result<O
 
 /// The manifest `reference` resolves to, from the registry (each checked
 /// against its digest, nothing stored yet).
-async fn registry_manifest(session: &Session, reference: &ImageRef, want: &Want) -> Result<Picked> {
+pub(crate) async fn registry_manifest(
+    session: &Session,
+    reference: &ImageRef,
+    want: &Want,
+) -> Result<Picked> {
     let (top_bytes, top) = pull_manifest(session, reference).await?;
     if reference.digest().is_none() {
         tracing::info!("resolved {reference} to {top}");

@@ -15,6 +15,7 @@ pub mod engine_compat;
 mod fetch;
 pub mod gotemplating_fs;
 pub mod inputs;
+pub mod kcl_sources;
 pub mod load;
 mod object;
 pub mod operation;
@@ -200,6 +201,13 @@ async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError>
     } = runtimes::start(&inputs.functions, runners).await?;
     let mut steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     steps::read_host_inputs(&mut steps, &builtins);
+    kcl_sources::fill_inputs(
+        &mut steps,
+        &builtins,
+        &kcl_sources::function_dirs(&inputs.functions),
+        runners.catalog.registry(),
+    )
+    .await;
     let resolver = FileResolver::new(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),
@@ -257,6 +265,13 @@ async fn run_engine(
     } = runtimes::start(&inputs.functions, runners).await?;
     let mut steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
     steps::read_host_inputs(&mut steps, &builtins);
+    kcl_sources::fill_inputs(
+        &mut steps,
+        &builtins,
+        &kcl_sources::function_dirs(&inputs.functions),
+        runners.catalog.registry(),
+    )
+    .await;
     let resolver = FileResolver::exact(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),

@@ -317,6 +317,13 @@ async fn run(inputs: &OperationInputs, runners: &Runners) -> Result<OperationOut
 
     let mut steps = steps::from_composition(&operation, &inputs.credentials)?;
     steps::read_host_inputs(&mut steps, &builtins);
+    super::kcl_sources::fill_inputs(
+        &mut steps,
+        &builtins,
+        &super::kcl_sources::function_dirs(&inputs.functions),
+        runners.catalog.registry(),
+    )
+    .await;
     // Both shapes tag each request (classic op render did, unlike classic
     // XR render); the engine matches required resources by exact namespace
     // and stops a step whose first call already had what it requires.

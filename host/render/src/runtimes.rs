@@ -103,6 +103,11 @@ async fn start_one(
             .and_then(Value::as_str)
             .unwrap_or("")
     };
+    // An embedded KCL function (an `up` project's functions/<name>/): runs
+    // on the built-in function-kcl, its directory read by render.
+    if !annotation(crate::kcl_sources::FUNCTION_DIR).is_empty() {
+        return embedded_kcl(fn_name, runners);
+    }
     let source = FunctionSource::of(annotation, str_at(function, &["spec", "package"]))?;
     match source {
         FunctionSource::LocalModule(module) => {
@@ -153,6 +158,31 @@ async fn start_one(
         }
         FunctionSource::Development(target) => development(fn_name, &target).map(|f| (f, None)),
     }
+}
+
+/// The built-in function-kcl, for an embedded KCL function.
+fn embedded_kcl(
+    fn_name: &str,
+    runners: &Runners,
+) -> Result<(Arc<dyn Function>, Option<&'static str>), String> {
+    let builtin = crate::kcl_sources::BUILTIN;
+    let component = runners
+        .catalog
+        .builtins()
+        .for_package(builtin)
+        .and_then(|b| b.component)
+        .ok_or_else(|| {
+            format!(
+                "it is an embedded KCL function ({:?}), which runs on the built-in {builtin}, \
+                 and this xfn was built without it",
+                crate::kcl_sources::FUNCTION_DIR
+            )
+        })?;
+    let loaded = runners
+        .wasm
+        .load(fn_name, component)
+        .map_err(|e| e.to_string())?;
+    Ok((Arc::new(loaded), Some(builtin)))
 }
 
 /// What to do when a package can't be had.

@@ -31,6 +31,14 @@ pub fn tag(request: &RunFunctionRequest) -> String {
     {
         request.input = Some(original);
     }
+    // Nor are the KCL files render fetched for function-kcl.
+    if let Some(original) = request
+        .input
+        .as_deref()
+        .and_then(crate::kcl_sources::original_input)
+    {
+        request.input = original;
+    }
     // Objects may nest deeply: encode (and drop) on a deep stack.
     xfn_proto::with_deep_stack(move || {
         let Some(proto) = tree(request) else {

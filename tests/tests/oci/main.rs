@@ -7,6 +7,7 @@ mod oci_support;
 
 mod oci_auth_tls;
 mod oci_failures;
+mod oci_kcl;
 mod oci_push_pull;
 mod oci_render;
 mod oci_xpkg;

@@ -11,6 +11,7 @@ mod author_hints;
 mod author_path;
 mod docs_example;
 mod function_logs;
+mod kcl_embedded;
 mod local_files;
 mod operation_render;
 mod render;

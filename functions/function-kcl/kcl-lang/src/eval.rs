@@ -45,6 +45,9 @@ pub(crate) type ConfigEntry = (Vec<String>, EntryOp, Value, u32);
 
 /// The interpreter's state while a program runs.
 pub struct Interp {
+    /// The imported user modules (their parked states), the package
+    /// files they come from, and which one is running.
+    pub(crate) mods: crate::modules::Registry,
     pub(crate) globals: Map,
     assigned: HashSet<String>,
     /// Local scopes, innermost last; a call starts a fresh stack.
@@ -80,12 +83,46 @@ pub struct Interp {
     /// The output document: public top-level variables and the entries of
     /// top-level config expressions, in the order they were set.
     doc: Map,
+    /// Where the running module is (its package and directory).
+    pub(crate) loc: crate::modules::ModLoc,
+}
+
+/// The per-module part of the interpreter's state: a module that is not
+/// running keeps it parked in the registry (see [`Interp::in_module`]).
+#[derive(Default)]
+pub(crate) struct ModState {
+    globals: Map,
+    assigned: HashSet<String>,
+    modules: HashMap<String, String>,
+    prog: Rc<Vec<Stmt>>,
+    pending: HashMap<String, usize>,
+    done: Vec<bool>,
+    top_names: HashSet<String>,
+    cur_top: usize,
+    doc_pos: HashMap<String, (bool, usize)>,
+    aliases: HashMap<String, Type>,
+    scalar_doc: Option<(Value, u32)>,
+    stream: Option<(Vec<Value>, u32)>,
+    doc: Map,
+    pub(crate) loc: crate::modules::ModLoc,
+}
+
+impl ModState {
+    /// The empty state of a module at `loc`.
+    pub(crate) fn with_loc(loc: crate::modules::ModLoc) -> ModState {
+        ModState {
+            loc,
+            ..ModState::default()
+        }
+    }
 }
 
 impl Interp {
     /// A new interpreter with the given `option()` values and limits.
     pub fn new(options: HashMap<String, Value>, limits: Limits) -> Interp {
         Interp {
+            mods: crate::modules::Registry::new(Default::default()),
+            loc: Default::default(),
             globals: Map::new(),
             assigned: HashSet::new(),
             locals: Vec::new(),
@@ -113,7 +150,71 @@ impl Interp {
     /// public (not `_`-prefixed) data, in the order they were first set.
     pub fn run(&mut self, prog: Rc<Vec<Stmt>>) -> Result<Map, Error> {
         self.stack_base = crate::stack::here();
+        self.run_top(prog)?;
+        self.output()
+    }
+
+    /// Swaps the running module's state with `st`.
+    fn swap_state(&mut self, st: &mut ModState) {
+        use std::mem::swap;
+        swap(&mut self.globals, &mut st.globals);
+        swap(&mut self.assigned, &mut st.assigned);
+        swap(&mut self.modules, &mut st.modules);
+        swap(&mut self.prog, &mut st.prog);
+        swap(&mut self.pending, &mut st.pending);
+        swap(&mut self.done, &mut st.done);
+        swap(&mut self.top_names, &mut st.top_names);
+        swap(&mut self.cur_top, &mut st.cur_top);
+        swap(&mut self.doc_pos, &mut st.doc_pos);
+        swap(&mut self.aliases, &mut st.aliases);
+        swap(&mut self.scalar_doc, &mut st.scalar_doc);
+        swap(&mut self.stream, &mut st.stream);
+        swap(&mut self.doc, &mut st.doc);
+        swap(&mut self.loc, &mut st.loc);
+    }
+
+    /// Runs `f` with module `id`'s globals in force (a lambda or schema
+    /// of an imported module sees its own module's names), then brings
+    /// the running module back. Local scopes are not touched.
+    pub(crate) fn in_module<T>(
+        &mut self,
+        id: usize,
+        f: impl FnOnce(&mut Self) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let prev = self.mods.current;
+        if id == prev {
+            return f(self);
+        }
+        let mut st = std::mem::take(&mut self.mods.states[id]);
+        self.swap_state(&mut st);
+        self.mods.states[prev] = st;
+        self.mods.current = id;
+        let r = f(self);
+        let mut st = std::mem::take(&mut self.mods.states[prev]);
+        self.swap_state(&mut st);
+        self.mods.states[id] = st;
+        self.mods.current = prev;
+        r
+    }
+
+    /// A global of module `id` (the running one or a parked one).
+    pub(crate) fn module_global(&self, id: usize, name: &str) -> Option<&Value> {
+        if id == self.mods.current {
+            self.globals.get(name)
+        } else {
+            self.mods.states.get(id)?.globals.get(name)
+        }
+    }
+
+    /// Runs a module's top-level statements: imports first (KCL resolves
+    /// them before the module runs), then schemas, then the rest in order.
+    pub(crate) fn run_top(&mut self, prog: Rc<Vec<Stmt>>) -> Result<(), Error> {
         check_immutable(&prog, &mut HashMap::new())?;
+        for s in prog.iter() {
+            if let StmtKind::Import(..) = &s.kind {
+                self.stmt(s)?;
+            }
+        }
         self.hoist_schemas(&prog)?;
         // KCL's top level does not depend on order: a name a later
         // statement sets is evaluated when it is first read. The output
@@ -161,8 +262,16 @@ impl Interp {
             {
                 continue;
             }
+            if let StmtKind::Import(..) = &s.kind {
+                continue;
+            }
             self.stmt(s)?;
         }
+        Ok(())
+    }
+
+    /// The main module's output, once it has run.
+    fn output(&mut self) -> Result<Map, Error> {
         let has_output = self.doc.values().any(|v| !matches!(v, Value::Undefined));
         if let Some((v, line)) = &self.scalar_doc {
             if has_output {
@@ -277,11 +386,15 @@ impl Interp {
                 let name = alias
                     .clone()
                     .unwrap_or_else(|| path.rsplit('.').next().unwrap_or(path).to_string());
-                if !builtins::is_module(path) {
+                let key: Rc<str> = if builtins::is_module(path) {
+                    path.as_str().into()
+                } else if crate::stdlib::SYSTEM_MODULES.contains(&path.as_str()) {
                     return unsupported(format!("import of module {path:?}"), s.line);
-                }
+                } else {
+                    self.import_user_module(path, s.line)?
+                };
                 self.modules.insert(name.clone(), path.clone());
-                self.set_name(&name, Value::Module(path.as_str().into()), s.line, true)?;
+                self.set_name(&name, Value::Module(key), s.line, true)?;
             }
             StmtKind::Assign(targets, _, value) => {
                 let v = self.expr(value)?;
@@ -485,6 +598,7 @@ impl Interp {
             def: def.clone(),
             parent,
             mixins,
+            module: self.mods.current,
         }))
     }
 
@@ -803,7 +917,11 @@ impl Interp {
                         env.insert(k.clone(), v.clone());
                     }
                 }
-                Value::Func(Rc::new(Func::Lambda(l.clone(), Rc::new(env))))
+                Value::Func(Rc::new(Func::Lambda(
+                    l.clone(),
+                    Rc::new(env),
+                    self.mods.current,
+                )))
             }
             ExprKind::SchemaInst(callee, args, kwargs, cfg) => {
                 let st = match self.expr(callee)? {
@@ -1090,6 +1208,18 @@ impl Interp {
                     eval_err(format!("str object has no attribute '{name}'"), line)
                 }
             }
+            Value::Module(m) if m.starts_with('@') => {
+                let Some((id, path)) = self.module_id(m) else {
+                    return eval_err(format!("module {m} is not loaded"), line);
+                };
+                match self.module_global(id, name) {
+                    Some(v) => Ok(v.clone()),
+                    None => eval_err(
+                        format!("attribute '{name}' not found in 'module '{path}''"),
+                        line,
+                    ),
+                }
+            }
             Value::Module(m) => {
                 let q = format!("{m}.{name}");
                 if builtins::is_builtin(&q) {
@@ -1127,7 +1257,9 @@ impl Interp {
                 Func::Builtin(name, recv) => {
                     builtins::call(self, name, recv.as_ref(), args, kwargs, line)
                 }
-                Func::Lambda(l, env) => self.call_lambda(l, env, args, kwargs, line),
+                Func::Lambda(l, env, module) => {
+                    self.in_module(*module, |it| it.call_lambda(l, env, args, kwargs, line))
+                }
             },
             Value::Schema(st) => {
                 let st = st.clone();
@@ -1245,7 +1377,9 @@ impl Interp {
         }
         self.enter_call(line)?;
         let saved = std::mem::take(&mut self.locals);
-        let r = self.instantiate_inner(st, args, kwargs, cfg, line);
+        let r = self.in_module(st.module, |it| {
+            it.instantiate_inner(st, args, kwargs, cfg, line)
+        });
         self.locals = saved;
         self.depth -= 1;
         r
@@ -1316,10 +1450,14 @@ impl Interp {
                 if let Some(ix) = &b.def.index {
                     ctx.index = Some(ix.clone());
                 }
-                for stmt in &b.def.body {
-                    self.schema_stmt(stmt, &mut ctx)
-                        .map_err(|e| forward_read(e, &body_names))?;
-                }
+                let module = b.module;
+                self.in_module(module, |it| {
+                    for stmt in &b.def.body {
+                        it.schema_stmt(stmt, &mut ctx)
+                            .map_err(|e| forward_read(e, &body_names))?;
+                    }
+                    Ok(())
+                })?;
             }
         }
         // Config keys the body did not declare.
@@ -1333,7 +1471,7 @@ impl Interp {
             if !attrs.contains_key(&key)
                 && !key.starts_with('_')
                 && ctx.index.is_none()
-                && !ctx.declared.iter().any(|(n, _, _)| *n == key)
+                && !ctx.declared.iter().any(|(n, _, _, _)| *n == key)
             {
                 return eval_err(
                     format!("Cannot add member '{key}' to schema '{}'", st.name()),
@@ -1347,7 +1485,7 @@ impl Interp {
             apply_over_default(&mut tmp, &path, op, v, l)?;
             if let Some(v) = tmp.swap_remove(&key) {
                 let v = match &ctx.index {
-                    Some((_, _, vt)) if !ctx.declared.iter().any(|(n, _, _)| *n == key) => {
+                    Some((_, _, vt)) if !ctx.declared.iter().any(|(n, _, _, _)| *n == key) => {
                         self.convert(v, vt, l, &key)?
                     }
                     _ => v,
@@ -1357,14 +1495,14 @@ impl Interp {
         }
         // Types of declared attributes.
         let declared = std::mem::take(&mut ctx.declared);
-        for (name, ty, _) in &declared {
+        for (name, ty, _, module) in &declared {
             let v = self
                 .attrs_mut(line)?
                 .get(name)
                 .cloned()
                 .unwrap_or(Value::Undefined);
             if !v.is_none_like() {
-                let v = self.convert(v, ty, line, name)?;
+                let v = self.in_module(*module, |it| it.convert(v, ty, line, name))?;
                 self.attrs_mut(line)?.insert(name.clone(), v);
             }
         }
@@ -1373,37 +1511,14 @@ impl Interp {
             let mut defs = vec![s.clone()];
             defs.extend(s.mixins.iter().cloned());
             for d in defs {
-                for c in &d.def.checks {
-                    if let Some(g) = &c.guard
-                        && !self.expr(g)?.truthy()
-                    {
-                        continue;
-                    }
-                    if !self.expr(&c.cond)?.truthy() {
-                        let msg = match &c.msg {
-                            Some(m) => self.expr(m)?.to_kcl_string(),
-                            None => String::new(),
-                        };
-                        return eval_err(
-                            format!(
-                                "Instance check failed: {}",
-                                if msg.is_empty() {
-                                    "Check failed on the condition"
-                                } else {
-                                    &msg
-                                }
-                            ),
-                            c.line,
-                        );
-                    }
-                }
+                self.in_module(d.module, |it| it.run_checks(&d))?;
             }
         }
         let attrs = self.locals.pop().unwrap_or_default();
         self.locals.pop();
         self.locals.pop();
         // Required attributes.
-        for (name, _, optional) in &declared {
+        for (name, _, optional, _) in &declared {
             if !optional && attrs.get(name).is_none_or(|v| v.is_none_like()) {
                 return eval_err(
                     format!(
@@ -1423,6 +1538,35 @@ impl Interp {
             ops: Default::default(),
             schema: Some(st.clone()),
         })))
+    }
+
+    /// Runs one schema's `check` block against the instance in scope.
+    fn run_checks(&mut self, d: &SchemaType) -> Result<(), Error> {
+        for c in &d.def.checks {
+            if let Some(g) = &c.guard
+                && !self.expr(g)?.truthy()
+            {
+                continue;
+            }
+            if !self.expr(&c.cond)?.truthy() {
+                let msg = match &c.msg {
+                    Some(m) => self.expr(m)?.to_kcl_string(),
+                    None => String::new(),
+                };
+                return eval_err(
+                    format!(
+                        "Instance check failed: {}",
+                        if msg.is_empty() {
+                            "Check failed on the condition"
+                        } else {
+                            &msg
+                        }
+                    ),
+                    c.line,
+                );
+            }
+        }
+        Ok(())
     }
 
     fn frame(&mut self, line: u32) -> Result<&mut Map, Error> {
@@ -1518,8 +1662,9 @@ impl Interp {
                     (Some((_, e)), _) => self.expr(e)?,
                     (None, existing) => existing.unwrap_or(Value::Undefined),
                 };
-                ctx.declared.retain(|(n, _, _)| n != name);
-                ctx.declared.push((name.clone(), ty.clone(), *optional));
+                ctx.declared.retain(|(n, _, _, _)| n != name);
+                ctx.declared
+                    .push((name.clone(), ty.clone(), *optional, self.mods.current));
                 self.set_attr(name, base, ctx, s.line)?;
                 Ok(())
             }
@@ -1742,7 +1887,7 @@ struct SchemaCtx {
     /// The config's entries not yet applied to a declared attribute.
     cfg: Vec<ConfigEntry>,
     /// Declared attributes: name, type, optional.
-    declared: Vec<(String, Type, bool)>,
+    declared: Vec<(String, Type, bool, usize)>,
     /// The index signature in force.
     index: Option<(Option<String>, Type, Type)>,
     /// Attributes the body has set (with the config applied).

@@ -18,6 +18,7 @@ mod builtins;
 mod error;
 mod eval;
 mod lexer;
+mod modules;
 mod parser;
 mod stack;
 mod stdlib;
@@ -28,6 +29,7 @@ use std::collections::HashMap;
 
 pub use error::Error;
 pub use eval::Limits;
+pub use modules::{Files, MAX_FILES, MAX_IMPORT_DEPTH, MAX_MODULES, MAX_PACKAGE_BYTES, Packages};
 pub use value::{Dict, Map, Value};
 
 /// How large the program's output may be, as text.
@@ -46,6 +48,9 @@ pub struct RunOptions {
     pub options: HashMap<String, Value>,
     /// The run's bounds.
     pub limits: Limits,
+    /// The files `import` resolves against: the main package's own and
+    /// external packages (empty: only the standard modules).
+    pub packages: std::sync::Arc<Packages>,
 }
 
 /// What a run produced.
@@ -60,10 +65,45 @@ pub struct Output {
     pub stream: Option<Vec<Value>>,
 }
 
-/// Parses and runs a program.
+/// Parses and runs a program: `src` is the main file, at the root of the
+/// main package of `opts.packages`.
 pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     let prog = parser::parse_program(src, opts.limits.max_stack_bytes)?;
+    run_parsed(prog, opts)
+}
+
+/// Runs the main package of `opts.packages`: its root directory's `.k`
+/// files (`_test.k` aside), in the order of their names, as one module, as
+/// `kcl run` of a package directory does.
+pub fn run_package(opts: &RunOptions) -> Result<Output, Error> {
+    opts.packages.check()?;
+    let files = Packages::dir_files(&opts.packages.main, "");
+    if files.is_empty() {
+        return Err(Error::Eval {
+            line: 0,
+            msg: "the package has no .k file at its root".into(),
+        });
+    }
+    let mut prog = Vec::new();
+    for f in files {
+        let text = opts.packages.main.get(&f).map(String::as_str).unwrap_or("");
+        let stmts =
+            parser::parse_program(text, opts.limits.max_stack_bytes).map_err(|e| match e {
+                Error::Syntax { line, msg } => Error::Syntax {
+                    line,
+                    msg: format!("{msg} (in {f})"),
+                },
+                other => other,
+            })?;
+        prog.extend(modules::without_docstring(stmts));
+    }
+    run_parsed(prog, opts)
+}
+
+fn run_parsed(prog: Vec<ast::Stmt>, opts: &RunOptions) -> Result<Output, Error> {
+    opts.packages.check()?;
     let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
+    it.mods = modules::Registry::new(opts.packages.clone());
     let values = it.run(std::rc::Rc::new(prog))?;
     // The output is walked recursively (JSON, YAML): bound its nesting.
     for (k, v) in &values {

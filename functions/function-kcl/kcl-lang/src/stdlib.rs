@@ -9,6 +9,27 @@ use crate::error::{Error, eval_err, unsupported};
 use crate::eval::Interp;
 use crate::value::{Map, Value, float_str};
 
+/// KCL's system modules, those of [`MODULES`] and those this interpreter does
+/// not provide (importing one of these is an unsupported feature, never a
+/// lookup in the program's packages).
+pub const SYSTEM_MODULES: &[&str] = &[
+    "base64",
+    "collection",
+    "crypto",
+    "datetime",
+    "file",
+    "json",
+    "manifests",
+    "math",
+    "net",
+    "regex",
+    "runtime",
+    "template",
+    "units",
+    "uuid",
+    "yaml",
+];
+
 /// The modules this interpreter provides.
 pub const MODULES: &[&str] = &["regex", "base64", "json", "yaml", "crypto", "math", "units"];
 

@@ -35,7 +35,9 @@ pub enum Value {
     Func(Rc<Func>),
     /// A schema type.
     Schema(Rc<SchemaType>),
-    /// An imported module.
+    /// An imported module: a standard module by its name (`regex`), or
+    /// a module of the program's packages by its key (`@...`, see
+    /// `modules::Registry`).
     Module(Rc<str>),
 }
 
@@ -60,6 +62,8 @@ pub struct SchemaType {
     pub parent: Option<Rc<SchemaType>>,
     /// The mixins, resolved.
     pub mixins: Vec<Rc<SchemaType>>,
+    /// The module it was defined in (whose globals its body sees).
+    pub module: usize,
 }
 
 impl SchemaType {
@@ -77,8 +81,9 @@ impl SchemaType {
 /// A function value.
 #[derive(Debug)]
 pub enum Func {
-    /// A lambda with the local variables it closes over.
-    Lambda(Rc<Lambda>, Rc<Map>),
+    /// A lambda with the local variables it closes over and the module
+    /// it was defined in (whose globals its body sees).
+    Lambda(Rc<Lambda>, Rc<Map>, usize),
     /// A builtin, by its qualified name, bound to a receiver for methods.
     Builtin(String, Option<Value>),
 }

@@ -27,6 +27,72 @@ struct Program {
     source: String,
     /// `option()` values, as JSON text.
     options: BTreeMap<String, String>,
+    /// The program's package directory, for programs that import modules
+    /// (`tests/packages/NAME`, its `main.k` the source).
+    dir: Option<PathBuf>,
+}
+
+/// The external packages the package programs may import
+/// (`tests/packages/_external/NAME`), by name.
+fn external_packages() -> BTreeMap<String, PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/packages/_external");
+    std::fs::read_dir(&dir)
+        .expect("tests/packages/_external")
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect()
+}
+
+/// A directory's files, by path relative to it, as xfn-kcl's `Files`:
+/// what a caller (function-kcl's host) hands the interpreter.
+fn read_files(root: &Path) -> xfn_kcl::Files {
+    let mut out = xfn_kcl::Files::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read package dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "k" || x == "mod") {
+                let rel = p.strip_prefix(root).expect("relative").to_string_lossy();
+                out.insert(
+                    rel.replace('\\', "/"),
+                    std::fs::read_to_string(&p).expect("read"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The programs of `tests/packages/*/` (the `_external` packages aside):
+/// a `main.k` with the modules of its directory and external packages.
+fn packages() -> Vec<Program> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/packages");
+    let mut dirs: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/packages")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_dir()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+        })
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|d| Program {
+            name: format!(
+                "packages/{}",
+                d.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            source: std::fs::read_to_string(d.join("main.k")).expect("main.k"),
+            options: BTreeMap::new(),
+            dir: Some(d),
+        })
+        .collect()
 }
 
 fn repo_root() -> PathBuf {
@@ -68,6 +134,7 @@ fn table() -> Vec<Program> {
                 ),
                 source,
                 options,
+                dir: None,
             }
         })
         .collect()
@@ -170,6 +237,7 @@ fn corpus() -> Vec<Program> {
                 ),
                 source: src.to_string(),
                 options,
+                dir: None,
             });
         }
     }
@@ -418,6 +486,7 @@ fn generated(n: usize) -> Vec<Program> {
             name: format!("generated/{i:03}"),
             source: g.program(),
             options: BTreeMap::new(),
+            dir: None,
         })
         .collect()
 }
@@ -429,7 +498,13 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
     };
     let input: Vec<J> = programs
         .iter()
-        .map(|p| json!({"name": p.name, "source": p.source, "options": p.options}))
+        .map(|p| match &p.dir {
+            Some(dir) => json!({
+                "name": p.name, "source": p.source, "options": p.options,
+                "dir": dir, "external": external_packages(),
+            }),
+            None => json!({"name": p.name, "source": p.source, "options": p.options}),
+        })
         .collect();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference.py");
     let mut child = Command::new(&py)
@@ -472,11 +547,21 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
 fn ours(p: &Program) -> Result<String, Error> {
     let src = p.source.clone();
     let options = p.options.clone();
+    let packages = p.dir.as_ref().map(|d| xfn_kcl::Packages {
+        main: read_files(d),
+        external: external_packages()
+            .into_iter()
+            .map(|(name, dir)| (name, read_files(&dir)))
+            .collect(),
+    });
     // Unoptimised frames are large: give the interpreter a main thread's stack.
     std::thread::Builder::new()
         .stack_size(16 << 20)
         .spawn(move || {
             let mut opts = RunOptions::default();
+            if let Some(packages) = packages {
+                opts.packages = std::sync::Arc::new(packages);
+            }
             for (k, v) in &options {
                 opts.options
                     .insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
@@ -508,6 +593,7 @@ fn known_differences() -> HashMap<String, String> {
 #[test]
 fn differential_against_reference_kcl() {
     let mut programs = table();
+    programs.extend(packages());
     programs.extend(corpus());
     programs.extend(generated(1000));
     let reference = match reference(&programs) {
@@ -521,8 +607,9 @@ fn differential_against_reference_kcl() {
     let failing: Vec<&String> = programs
         .iter()
         .filter(|p| {
-            p.name.starts_with("table/")
+            (p.name.starts_with("table/") || p.name.starts_with("packages/"))
                 && !p.name.starts_with("table/err_")
+                && !p.name.starts_with("packages/err_")
                 && !p.name.starts_with("table/unsupported_")
         })
         .filter(|p| reference[&p.name].is_err())

@@ -120,10 +120,15 @@ fn unsupported_features_name_the_feature_and_line() {
         (e.unsupported_feature(), e.line()),
         (Some("decorator @custom"), 2)
     );
+    let e = run("a = 1\nimport datetime\n").unwrap_err();
+    assert_eq!(
+        (e.unsupported_feature(), e.line()),
+        (Some("import of module \"datetime\""), 2)
+    );
+    // A package the run was not given is not found, as in KCL.
     let e = run("import k8s.api.core.v1 as k8core\n").unwrap_err();
     assert!(
-        e.unsupported_feature()
-            .is_some_and(|f| f.contains("k8s.api.core.v1")),
+        e.to_string().contains("\"k8s.api.core.v1\"") && e.line() == 1,
         "{e}"
     );
 }

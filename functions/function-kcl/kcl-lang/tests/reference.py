@@ -3,7 +3,9 @@
 through the real KCL (PyPI's kcl-lib) and prints their results in the
 canonical form xfn-kcl's `Value::canonical` prints.
 
-stdin:  a JSON list of {"name", "source", "options": {key: JSON text}}
+stdin:  a JSON list of {"name", "source", "options": {key: JSON text}},
+        with "dir" (the program's package directory) and "external"
+        ({package name: directory}) for programs that import packages
 stdout: a JSON list of {"name", "ok": canonical text} or {"name", "error": message}
 
 Exit status 3, with a message, when kcl_lib cannot be imported.
@@ -80,7 +82,17 @@ def main():
     for p in programs:
         args = [api.Argument(name=k, value=v) for k, v in p.get("options", {}).items()]
         try:
-            r = kcl.exec_program(api.ExecProgramArgs(k_filename_list=["main.k"], k_code_list=[p["source"]], args=args))
+            if p.get("dir"):
+                # A program with its package directory on disk: main.k in
+                # its work_dir (the main package's root), and external
+                # packages (kcl.mod dependencies) by name and directory.
+                pkgs = [api.ExternalPkg(pkg_name=n, pkg_path=d) for n, d in p.get("external", {}).items()]
+                main = p["dir"] + "/main.k"
+                r = kcl.exec_program(api.ExecProgramArgs(
+                    work_dir=p["dir"], k_filename_list=[main], k_code_list=[p["source"]],
+                    args=args, external_pkgs=pkgs))
+            else:
+                r = kcl.exec_program(api.ExecProgramArgs(k_filename_list=["main.k"], k_code_list=[p["source"]], args=args))
             if r.err_message:
                 out.append({"name": p["name"], "error": r.err_message})
                 continue

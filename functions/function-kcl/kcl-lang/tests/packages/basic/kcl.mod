@@ -1,0 +1,3 @@
+[package]
+name = "basic"
+version = "0.1.0"
