@@ -92,6 +92,7 @@ fn open_api_schema<T: InputType + JsonSchema>() -> Result<Value, Error> {
         )
         .into());
     }
+    make_structural(&mut schema);
     let Some(object) = schema.as_object_mut() else {
         return Err(format!(
             "cannot make a CRD for input {}: its schema is not an object",
@@ -123,6 +124,38 @@ fn open_api_schema<T: InputType + JsonSchema>() -> Result<Value, Error> {
         properties.insert("metadata".to_owned(), json!({"type": "object"}));
     }
     Ok(schema)
+}
+
+/// Rewrites what JSON Schema allows but a CRD's structural schema does
+/// not: `additionalProperties: false` beside `properties` (from
+/// `deny_unknown_fields`; the API server prunes unknown fields anyway)
+/// and `default: null` (from `#[serde(default)]` on an `Option`). The
+/// schema is the input type's, so as deep as that type.
+fn make_structural(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if object.contains_key("properties")
+        && object.get("additionalProperties") == Some(&Value::Bool(false))
+    {
+        object.remove("additionalProperties");
+    }
+    if object.get("default") == Some(&Value::Null) {
+        object.remove("default");
+    }
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties.values_mut().for_each(make_structural);
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        if let Some(inner) = object.get_mut(key) {
+            make_structural(inner);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(schemas)) = object.get_mut(key) {
+            schemas.iter_mut().for_each(make_structural);
+        }
+    }
 }
 
 /// The CustomResourceDefinition of input type `T`: group, version and
@@ -253,5 +286,36 @@ mod tests {
             "string"
         );
         assert_eq!(schema["properties"]["kind"]["type"], "string");
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        #[serde(default)]
+        region: Option<String>,
+        inner: StrictInner,
+    }
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct StrictInner {
+        size: u32,
+    }
+    impl InputType for Strict {
+        const API_VERSION: &'static str = "strict.fn.example.org/v1";
+        const KIND: &'static str = "Strict";
+    }
+
+    /// Kubernetes refuses `additionalProperties` beside `properties`, and
+    /// a `null` default: neither is left, at any depth.
+    #[test]
+    fn deny_unknown_fields_and_null_defaults_become_structural() {
+        let schema = open_api_schema::<Strict>().expect("a schema");
+        let text = schema.to_string();
+        assert!(!text.contains("additionalProperties"), "{text}");
+        assert!(!text.contains("\"default\":null"), "{text}");
+        assert_eq!(schema["properties"]["region"]["nullable"], true);
+        assert_eq!(schema["properties"]["inner"]["required"], json!(["size"]));
     }
 }
