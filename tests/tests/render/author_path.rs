@@ -51,6 +51,8 @@ fn make(dir: &Path, args: &[&str], cache: &Path) -> String {
         .arg("--kill-after=10")
         .arg(MAKE_LIMIT.as_secs().to_string())
         .arg("make")
+        // Silent: stdout is the recipes' output only (xfn render's YAML).
+        .arg("--silent")
         .arg("--no-print-directory")
         .args(args)
         .current_dir(dir)
