@@ -210,8 +210,9 @@ fn a_new_function_tests_builds_renders_pushes_and_builds_elsewhere() {
         "the SDK comes with the crate"
     );
     let makefile = std::fs::read_to_string(crate_dir.join("Makefile")).expect("Makefile");
+    let xfn = std::fs::canonicalize(xfn_tests::xfn_bin()).expect("the xfn under test");
     assert!(
-        makefile.contains(&xfn_tests::xfn_bin().display().to_string()),
+        makefile.contains(&xfn.display().to_string()),
         "the Makefile names the xfn that wrote it:\n{makefile}"
     );
     // Running it again refuses the now non-empty directory.
