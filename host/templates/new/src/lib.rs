@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn a_typo_in_the_input_is_fatal_and_named() {
         let req = xfn_sdk::testing::request_from_yaml(&format!(
-            "input: {{apiVersion: {}, kind: {}, regoin: eu-west-1}}",
+            "input: {{ apiVersion: {}, kind: {}, regoin: eu-west-1 }}",
             Input::API_VERSION,
             Input::KIND
         ))
