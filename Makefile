@@ -1,5 +1,6 @@
 # xfn: one entry point for building, testing and benchmarking.
 #
+#   make install  build xfn with the built-in functions into ~/.cargo/bin (PREFIX)
 #   make render   render the docs example, offline, with built-in functions
 #   make image    build xfn's container image as an OCI layout in target/image/
 #   make test     install what the tests need, build everything, run every test
@@ -16,7 +17,7 @@ VENV := .venv
 # Every wasm component the workspace builds: shipped functions and test guests.
 WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl
 
-.PHONY: all build wasm render image image-check musl-target test disk-check lint fmt-check fmt bench bench-tools fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
+.PHONY: all build install wasm render image image-check musl-target test disk-check lint fmt-check fmt bench bench-tools fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
 
 all: build
 
@@ -52,6 +53,12 @@ wasm: wasm-target
 
 build: wasm
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn
+
+# xfn, with the built-in functions, into $(PREFIX)/bin (cargo's default
+# ~/.cargo/bin, which rustup puts on PATH).
+PREFIX ?= $(or $(CARGO_INSTALL_ROOT),$(HOME)/.cargo)
+install: wasm
+	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) install --locked --path host --root $(PREFIX)
 
 ## Image -------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-//! Embeds the functions that ship with xfn into the `xfn` binary.
+//! Embeds the functions that ship with xfn into the `xfn` binary, and the
+//! xfn-sdk sources `xfn new` writes beside a new crate (`build/sdk_vendor.rs`).
 //!
 //! `make` builds them to wasm components first and points `XFN_BUILTIN_DIR`
 //! at them; without it, the default wasm output directory of the workspace
@@ -13,6 +14,9 @@
 use std::env;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+#[path = "build/sdk_vendor.rs"]
+mod sdk_vendor;
 
 /// (built-in name, crate directory under `functions/`, component file).
 const BUILTINS: &[(&str, &str, &str)] = &[
@@ -97,10 +101,12 @@ fn main() {
         );
     }
     table.push(']');
-    let out = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default()).join("builtins.rs");
+    let out_dir = PathBuf::from(env::var_os("OUT_DIR").unwrap_or_default());
+    let out = out_dir.join("builtins.rs");
     if let Err(e) = std::fs::write(&out, table) {
         panic!("cannot write {}: {e}", out.display());
     }
+    sdk_vendor::generate(&manifest.join(".."), &out_dir);
 }
 
 /// The `spec.capabilities` list of a package's `crossplane.yaml` (a block

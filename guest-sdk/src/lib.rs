@@ -22,14 +22,20 @@
 //! The SDK mirrors function-sdk-go: [`Response::to`] passes the desired
 //! state and context through, results and conditions are one call each,
 //! and [`Request`] has getters for everything a function is sent.
-//! [`fieldpath`] reads and writes Kubernetes objects by field path.
+//! [`fieldpath`] reads and writes Kubernetes objects by field path;
+//! [`Response::merge_desired_composite_status`] adds to the XR's status
+//! without replacing what earlier steps wrote ([`merge`]); with the
+//! `schema` feature, [`crd`] writes a typed input's CRD.
 
 pub mod arena;
 #[doc(hidden)]
 pub mod bindings;
+#[cfg(feature = "schema")]
+pub mod crd;
 mod decode;
 pub mod fieldpath;
 pub mod log;
+pub mod merge;
 mod names;
 mod request;
 mod resource;

@@ -19,9 +19,12 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "xfn", version, about)]
 struct Cli {
-    /// Log more: -v info (a function's info lines in render), -vv debug, -vvv trace; default warnings and errors. XFN_LOG (e.g. XFN_LOG=debug) wins over it.
+    /// Log more: -v info (a function's info lines in render), -vv debug, -vvv trace, -vvvv also the libraries' (wasmtime, cranelift...) debug and trace; default warnings and errors. XFN_LOG (e.g. XFN_LOG=warn,xfn::function=debug) wins over it.
     #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// The level of the functions' own log lines (error, warn, info, debug, trace, off), whatever -v sets for xfn's.
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = ["off", "error", "warn", "info", "debug", "trace"])]
+    function_log: Option<String>,
     /// A Crossplane CLI configuration file. Accepted for compatibility: xfn reads nothing from it.
     #[arg(long = "config", global = true, value_name = "PATH")]
     _config: Option<std::path::PathBuf>,
@@ -67,7 +70,7 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let cli = Cli::parse();
-    cli::logging::init(cli.verbose);
+    cli::logging::init(cli.verbose, cli.function_log.as_deref());
     xfn_runtime::metrics::count_pulls_from(xfn_oci::registry_pulls);
     let outcome = match cli.command {
         Command::Render(args) => on_runtime(cli::render::run(args)),

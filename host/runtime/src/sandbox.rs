@@ -32,13 +32,9 @@ pub struct Sandbox {
 impl Sandbox {
     /// A fresh sandbox for one call of `function`; the last
     /// `stderr_capture` bytes of its stdout and of its stderr are kept.
-    pub fn new(function: Arc<str>, memory_limit: usize, stderr_capture: usize) -> Sandbox {
-        Sandbox::with_env(function, memory_limit, stderr_capture, &[])
-    }
-
-    /// [`Sandbox::new`] whose guest sees `env` as its environment: what the
-    /// user set for the function (never the host's own environment).
-    pub fn with_env(
+    /// Its guest sees `env` as its environment: what the user set for the
+    /// function (never the host's own environment).
+    pub fn new(
         function: Arc<str>,
         memory_limit: usize,
         stderr_capture: usize,

@@ -34,8 +34,12 @@ pub struct WasmRuntime {
     cache: Option<CompileCache>,
     /// The components loaded and still in use, by the BLAKE3 hash of their
     /// bytes: functions with the same component share one compiled copy.
-    loaded: Arc<Mutex<HashMap<blake3::Hash, Arc<Mutex<Weak<Linked>>>>>>,
+    loaded: Arc<Mutex<HashMap<blake3::Hash, LoadedEntry>>>,
 }
+
+/// One component's entry in [`WasmRuntime`]'s table: what its functions
+/// share, while any is alive. Its lock is held while it loads.
+type LoadedEntry = Arc<Mutex<Weak<Linked>>>;
 
 /// A compiled component, pre-instantiated with xfn's imports: what every
 /// function of the same component shares.
@@ -103,7 +107,7 @@ impl WasmRuntime {
 
     /// The entry of `hash` in the table of loaded components, made if it
     /// is not there. Entries no function uses any more are dropped.
-    fn loaded_entry(&self, hash: blake3::Hash) -> Arc<Mutex<Weak<Linked>>> {
+    fn loaded_entry(&self, hash: blake3::Hash) -> LoadedEntry {
         let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         // An entry is in use while a load holds it (it has another owner)
         // or a function holds its component. Never blocks: a locked entry
@@ -123,11 +127,7 @@ impl WasmRuntime {
         let loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
         loaded
             .values()
-            .filter(|entry| {
-                entry
-                    .lock()
-                    .map_or(false, |shared| shared.strong_count() > 0)
-            })
+            .filter(|entry| entry.lock().is_ok_and(|shared| shared.strong_count() > 0))
             .count()
     }
 
@@ -316,7 +316,7 @@ impl WasmFunction {
     /// every epoch tick and traps once `limit` has passed.
     fn store(&self, limit: Duration) -> Store<Sandbox> {
         let config = self.engine.config();
-        let sandbox = Sandbox::with_env(
+        let sandbox = Sandbox::new(
             self.name.clone(),
             config.memory_limit,
             config.stderr_capture,
@@ -562,7 +562,12 @@ mod tests {
     fn instantiate(runtime: &WasmRuntime, bytes: &[u8]) -> Option<usize> {
         let component = Component::new(runtime.engine.engine(), bytes).unwrap();
         let config = runtime.engine.config();
-        let sandbox = Sandbox::new("hog".into(), config.memory_limit, config.stderr_capture);
+        let sandbox = Sandbox::new(
+            "hog".into(),
+            config.memory_limit,
+            config.stderr_capture,
+            &[],
+        );
         let mut store = Store::new(runtime.engine.engine(), sandbox);
         store.limiter(|s| &mut s.limits);
         let outcome = block_on(runtime.linker.instantiate_async(&mut store, &component));

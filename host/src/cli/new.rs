@@ -16,13 +16,19 @@ pub struct NewArgs {
     /// The directory to create (default: ./NAME). It must not exist, or be empty.
     #[arg(long, value_name = "DIR")]
     pub path: Option<PathBuf>,
-    /// Depend on the xfn-sdk at PATH (a checkout's guest-sdk/) instead of the published crate.
+    /// Depend on the xfn-sdk at PATH (a checkout's guest-sdk/) instead of the copy `xfn new` writes into the crate's xfn-sdk/.
     #[arg(long, value_name = "PATH")]
     pub sdk_path: Option<PathBuf>,
 }
 
 /// The version of xfn-sdk a new crate depends on: xfn's own.
 pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The directory of a new crate that holds the vendored xfn-sdk.
+pub const SDK_DIR: &str = "xfn-sdk";
+
+// SDK_FILES and SDK_LOCK, written by build.rs (build/sdk_vendor.rs).
+include!(concat!(env!("OUT_DIR"), "/sdk_vendor.rs"));
 
 /// The Rust toolchain a new crate pins: the one xfn is built with.
 pub const TOOLCHAIN: &str = "1.97.0";
@@ -34,7 +40,7 @@ const MAX_NAME_LEN: usize = 63;
 /// library's crates).
 /// The crates a new function depends on (as Rust names them): a crate of
 /// the same name could not depend on them.
-const DEPENDENCIES: &[&str] = &["xfn_sdk", "serde", "serde_json"];
+const DEPENDENCIES: &[&str] = &["xfn_sdk", "serde", "serde_json", "schemars"];
 
 const RESERVED: &[&str] = &[
     "abstract",
@@ -129,6 +135,42 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("README.md", include_str!("../../templates/new/README.md")),
     ("Makefile", include_str!("../../templates/new/Makefile")),
+    (
+        ".github/workflows/ci.yaml",
+        include_str!("../../templates/new/ci.yaml"),
+    ),
+    (
+        "tests/fixtures/request.yaml",
+        include_str!("../../templates/new/tests/fixtures/request.yaml"),
+    ),
+    (
+        "tests/fixtures/response.yaml",
+        include_str!("../../templates/new/tests/fixtures/response.yaml"),
+    ),
+    (
+        "tests/fixtures/request-observed.yaml",
+        include_str!("../../templates/new/tests/fixtures/request-observed.yaml"),
+    ),
+    (
+        "tests/fixtures/response-observed.yaml",
+        include_str!("../../templates/new/tests/fixtures/response-observed.yaml"),
+    ),
+    (
+        "tests/function.rs",
+        include_str!("../../templates/new/tests/function.rs"),
+    ),
+    (
+        "examples/input-crd.rs",
+        include_str!("../../templates/new/examples/input-crd.rs"),
+    ),
+    (
+        "example/observed.yaml",
+        include_str!("../../templates/new/example/observed.yaml"),
+    ),
+    (
+        "package/input/{{name}}.fn.example.org_inputs.yaml",
+        include_str!("../../templates/new/package/input/inputs.yaml"),
+    ),
 ];
 
 /// Runs `xfn new`.
@@ -140,9 +182,18 @@ pub fn run(args: NewArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from(&args.name));
     let sdk = match &args.sdk_path {
         Some(path) => SdkSource::Path(sdk_checkout(path)?),
-        None => SdkSource::Version,
+        None => SdkSource::Vendored,
     };
-    let files = render(&args.name, &sdk);
+    let mut files = render(&args.name, &sdk, &xfn_for_makefile());
+    files.push((
+        "Cargo.lock".to_owned(),
+        SDK_LOCK.replace("{{name}}", &args.name),
+    ));
+    if sdk == SdkSource::Vendored {
+        for (file, text) in SDK_FILES {
+            files.push((format!("{SDK_DIR}/{file}"), (*text).to_owned()));
+        }
+    }
     prepare_dir(&dir)?;
     for (file, text) in &files {
         write_new(&dir.join(file), text)?;
@@ -159,8 +210,10 @@ pub fn run(args: NewArgs) -> Result<()> {
 /// Where a new crate gets xfn-sdk from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SdkSource {
-    /// The published crate, at [`SDK_VERSION`].
-    Version,
+    /// The copy of the SDK this binary carries, written into the crate's
+    /// [`SDK_DIR`]: a relative `path` (the crate builds wherever it is
+    /// copied) with a `version` that a published xfn-sdk will satisfy.
+    Vendored,
     /// A local checkout of the SDK (its directory, absolute).
     Path(PathBuf),
 }
@@ -169,11 +222,16 @@ impl SdkSource {
     /// The line of Cargo.toml's `[dependencies]` for xfn-sdk.
     fn dependency(&self) -> String {
         match self {
-            SdkSource::Version => format!("xfn-sdk = \"{SDK_VERSION}\""),
+            SdkSource::Vendored => format!(
+                "# xfn-sdk is not on crates.io yet: `xfn new` wrote the SDK this xfn was\n\
+                 # built with into {SDK_DIR}/. Once it is published, delete that directory\n\
+                 # and the `path` below.\n\
+                 xfn-sdk = {{ version = \"{SDK_VERSION}\", path = \"{SDK_DIR}\", features = [\"schema\"] }}"
+            ),
             SdkSource::Path(path) => {
                 let path = toml_string(&path.display().to_string());
                 format!(
-                    "# A local xfn-sdk (xfn new --sdk-path); publish with `xfn-sdk = \"{SDK_VERSION}\"` instead.\nxfn-sdk = {{ path = {path} }}"
+                    "# A local xfn-sdk (xfn new --sdk-path).\nxfn-sdk = {{ version = \"{SDK_VERSION}\", path = {path}, features = [\"schema\"] }}"
                 )
             }
         }
@@ -213,8 +271,26 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
-/// The files of crate `name`, placeholders filled in.
-pub fn render(name: &str, sdk: &SdkSource) -> Vec<(&'static str, String)> {
+/// What the new crate's Makefile runs as `xfn` by default: this binary
+/// when make can name it (an absolute path without spaces or quotes) and it
+/// is still there, else the `xfn` on PATH.
+fn xfn_for_makefile() -> String {
+    let own = std::env::current_exe()
+        .ok()
+        .map(|p| p.display().to_string())
+        .filter(|p| {
+            !p.chars()
+                .any(|c| c.is_whitespace() || "'\"$`\\#%".contains(c))
+        });
+    match own {
+        Some(path) => format!("$(shell test -x '{path}' && echo '{path}' || echo xfn)"),
+        None => "xfn".to_owned(),
+    }
+}
+
+/// The files of crate `name`, placeholders filled in; `xfn` is the
+/// Makefile's default `XFN`.
+pub fn render(name: &str, sdk: &SdkSource, xfn: &str) -> Vec<(String, String)> {
     let crate_name = name.replace('-', "_");
     let dependency = sdk.dependency();
     TEMPLATES
@@ -223,9 +299,10 @@ pub fn render(name: &str, sdk: &SdkSource) -> Vec<(&'static str, String)> {
             let text = template
                 .replace("{{sdk_dependency}}", &dependency)
                 .replace("{{toolchain}}", TOOLCHAIN)
+                .replace("{{xfn}}", xfn)
                 .replace("{{crate}}", &crate_name)
                 .replace("{{name}}", name);
-            (*file, text)
+            (file.replace("{{name}}", name), text)
         })
         .collect()
 }
@@ -346,20 +423,88 @@ mod tests {
 
     #[test]
     fn every_placeholder_is_filled() {
-        let files = render("function-greet", &SdkSource::Version);
+        let files = render("function-greet", &SdkSource::Vendored, "xfn");
         assert_eq!(files.len(), TEMPLATES.len());
         for (file, text) in &files {
-            assert!(!text.contains("{{"), "{file}: {text}");
+            // (GitHub's own `${{ expressions }}` are not placeholders.)
+            let unfilled = text
+                .match_indices("{{")
+                .any(|(at, _)| text[at + 2..].starts_with(|c: char| c.is_ascii_lowercase()));
+            assert!(!unfilled && !file.contains("{{"), "{file}: {text}");
         }
+        assert!(
+            files
+                .iter()
+                .any(|(f, _)| f == "package/input/function-greet.fn.example.org_inputs.yaml")
+        );
         let text = |name: &str| &files.iter().find(|(f, _)| *f == name).unwrap().1;
         assert!(text("Cargo.toml").contains("name = \"function-greet\""));
-        assert!(text("Cargo.toml").contains(&format!("xfn-sdk = \"{SDK_VERSION}\"")));
+        assert!(text("Cargo.toml").contains(&format!(
+            "xfn-sdk = {{ version = \"{SDK_VERSION}\", path = \"xfn-sdk\""
+        )));
         assert!(text("Cargo.toml").contains("crate-type = [\"cdylib\", \"rlib\"]"));
         assert!(
             text("example/functions.yaml")
                 .contains("target/wasm32-wasip2/wasm/function_greet.wasm")
         );
         assert!(text("Makefile").contains("\tcargo build --profile wasm --target wasm32-wasip2"));
+        assert!(text("Makefile").contains("XFN ?= xfn\n"));
+    }
+
+    /// The Makefile runs the xfn that wrote it while it is there, else the
+    /// one on PATH; a path make can't quote is never written.
+    #[test]
+    fn the_makefile_finds_the_xfn_that_wrote_it() {
+        let xfn = xfn_for_makefile();
+        let own = std::env::current_exe().expect("this test's path");
+        assert_eq!(
+            xfn,
+            format!(
+                "$(shell test -x '{0}' && echo '{0}' || echo xfn)",
+                own.display()
+            )
+        );
+        let files = render("function-greet", &SdkSource::Vendored, &xfn);
+        let makefile = &files
+            .iter()
+            .find(|(f, _)| f == "Makefile")
+            .expect("a Makefile")
+            .1;
+        assert!(makefile.contains(&format!("XFN ?= {xfn}\n")), "{makefile}");
+    }
+
+    /// The vendored SDK stands alone: no key is inherited from a workspace
+    /// it no longer has, and the lock pins the SDK's dependencies.
+    #[test]
+    fn the_vendored_sdk_builds_outside_the_workspace() {
+        let manifest = SDK_FILES
+            .iter()
+            .find(|(f, _)| *f == "Cargo.toml")
+            .expect("a manifest")
+            .1;
+        assert!(!manifest.contains("workspace"), "{manifest}");
+        assert!(manifest.contains("name = \"xfn-sdk\""));
+        for file in [
+            "src/lib.rs",
+            "src/testing.rs",
+            "src/crd.rs",
+            "src/merge.rs",
+            "wit/function.wit",
+            "README.md",
+        ] {
+            assert!(SDK_FILES.iter().any(|(f, _)| *f == file), "{file}");
+        }
+        for locked in [
+            "name = \"wit-bindgen\"",
+            "name = \"schemars\"",
+            "name = \"{{name}}\"",
+        ] {
+            assert!(SDK_LOCK.contains(locked), "{locked}");
+        }
+        assert!(
+            !SDK_LOCK.contains("name = \"wasmtime\""),
+            "only what a function uses"
+        );
     }
 
     /// The attack round's low finding: `--sdk-path` read a FIFO or
@@ -385,10 +530,10 @@ mod tests {
     #[test]
     fn an_sdk_path_becomes_a_path_dependency() {
         let sdk = SdkSource::Path(PathBuf::from("/src/x\"fn/guest-sdk"));
-        let files = render("function-greet", &sdk);
+        let files = render("function-greet", &sdk, "xfn");
         let cargo = &files[0].1;
         assert!(
-            cargo.contains("xfn-sdk = { path = \"/src/x\\\"fn/guest-sdk\" }"),
+            cargo.contains("path = \"/src/x\\\"fn/guest-sdk\""),
             "{cargo}"
         );
     }
@@ -410,7 +555,7 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        let files = render("function-greet", &SdkSource::Version);
+        let files = render("function-greet", &SdkSource::Vendored, "xfn");
         let text = |name: &str| files.iter().find(|(f, _)| *f == name).unwrap().1.clone();
         let workspace = read("Cargo.toml");
         assert_eq!(
@@ -460,7 +605,14 @@ mod tests {
         })
         .unwrap();
         for (file, _) in TEMPLATES {
-            assert!(dir.path().join(file).is_file(), "{file}");
+            let file = file.replace("{{name}}", "function-greet");
+            assert!(dir.path().join(&file).is_file(), "{file}");
         }
+        for (file, text) in SDK_FILES {
+            let written = std::fs::read_to_string(dir.path().join(SDK_DIR).join(file)).unwrap();
+            assert_eq!(&written, text, "{file}");
+        }
+        let lock = std::fs::read_to_string(dir.path().join("Cargo.lock")).unwrap();
+        assert!(lock.contains("name = \"function-greet\""), "{lock}");
     }
 }

@@ -1,15 +1,18 @@
-//! The function author's path, from a clean directory and without network:
-//! `xfn new` → `cargo test` → wasm build → `xfn render` of the new crate's
-//! example → `xfn push --package` to a local registry → `xfn render` from
-//! the registry reference. Each step is timed and the timings printed
-//! (run with `--nocapture` to see them); no timing is asserted.
+//! The function author's path, played as a new user: `xfn new` in an
+//! empty directory outside the repository, then the crate's own `make
+//! test`, `make build`, `make render`, `make render-observed` and `make
+//! push` to a local registry, with nothing else given (the Makefile runs
+//! the `xfn` that wrote it; the SDK and a Cargo.lock come with the crate);
+//! `xfn render` from the registry reference gives the same output; the
+//! input's CRD validates the example input; and the crate, moved to
+//! another directory, still builds. Each step is timed and the timings
+//! printed (run with `--nocapture` to see them); no timing is asserted.
 //!
-//! The new crate depends on this repository's xfn-sdk (`--sdk-path`) and
-//! builds offline, with the workspace's Cargo.lock as its starting
-//! lockfile, so that it resolves from the local registry cache to versions
-//! already downloaded. It builds into `author-path/` inside the
-//! workspace's target directory: not the workspace's own build directory,
-//! which the `cargo test` running this test keeps locked. That directory
+//! The environment only makes the run hermetic and quick: cargo runs
+//! offline (the crate's Cargo.lock pins versions the workspace has
+//! downloaded), and every cargo step builds into `author-path/` inside the
+//! workspace's target directory (`CARGO_TARGET_DIR`, as the README
+//! suggests for sharing one build across function crates). That directory
 //! is kept, so only the first run compiles the crate's dependencies.
 
 use std::path::{Path, PathBuf};
@@ -19,9 +22,9 @@ use std::time::{Duration, Instant};
 use crate::oci_support::Registry;
 use xfn_tests::{Run, run_xfn};
 
-/// Longest a cargo step may take (the first run compiles dependencies on
+/// Longest a make step may take (the first run compiles dependencies on
 /// a slow machine).
-const CARGO_LIMIT: Duration = Duration::from_secs(30 * 60);
+const MAKE_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 const NAME: &str = "function-greet";
 
@@ -33,35 +36,51 @@ fn workspace() -> PathBuf {
 }
 
 /// Where the new crate builds: a directory of its own inside the
-/// workspace's target directory.
+/// workspace's target directory (not the workspace's own build directory,
+/// which the `cargo test` running this test keeps locked).
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace().join("target"), PathBuf::from)
         .join("author-path")
 }
 
-/// Runs cargo with `args` in `dir`, offline, under `timeout`; panics with
-/// its output if it fails.
-fn cargo(dir: &Path, args: &[&str]) {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+/// Runs `make` with `args` in `dir` under [`MAKE_LIMIT`]; panics with its
+/// output if it fails, else returns its standard output.
+fn make(dir: &Path, args: &[&str], cache: &Path) -> String {
     let out = Command::new("timeout")
         .arg("--kill-after=10")
-        .arg(CARGO_LIMIT.as_secs().to_string())
-        .arg(cargo)
+        .arg(MAKE_LIMIT.as_secs().to_string())
+        .arg("make")
+        // Silent: stdout is the recipes' output only (xfn render's YAML).
+        .arg("--silent")
+        .arg("--no-print-directory")
         .args(args)
-        .arg("--offline")
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_NET_OFFLINE", "true")
+        // xfn's compile cache, private to the test.
+        .env("XFN_CACHE_DIR", cache)
+        // The make and cargo running this test must not leak into the
+        // user's make (jobserver, flags) or cargo (the workspace's
+        // settings).
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove("MAKELEVEL")
+        .env_remove("RUSTC_WORKSPACE_WRAPPER")
+        .env_remove("CLIPPY_ARGS")
+        .env_remove("XFN_LOG")
+        .env_remove("XFN_BIN")
         .output()
-        .expect("run cargo");
+        .expect("run make");
     assert!(
         out.status.success(),
-        "cargo {args:?} in {} failed ({}):\n{}\n{}",
+        "make {args:?} in {} failed ({}):\n{}\n{}",
         dir.display(),
         out.status,
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Runs `step`, records how long it took under `name`.
@@ -80,107 +99,177 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| (*a).to_owned()).collect()
 }
 
-/// The arguments of `xfn render` of the crate's example with `functions`,
-/// then `extra`.
-fn render_example(functions: &str, extra: &[&str]) -> Vec<String> {
-    let mut args = strings(&[
-        "render",
-        "example/xr.yaml",
-        "example/composition.yaml",
-        functions,
-        "--include-function-results",
-    ]);
-    args.extend(strings(extra));
-    args
-}
-
 fn succeeded(step: &str, run: &Run) {
     assert_eq!(run.code, 0, "{step}: {}\n{}", run.stderr, run.stdout);
 }
 
 /// What the generated function does to the example XR, as `xfn render`
-/// prints it: a composed ConfigMap holding the input's message.
-fn assert_rendered_the_function(run: &Run) {
+/// prints it: a composed Bucket with the input's region and tags, and its
+/// result.
+fn assert_rendered_the_function(stdout: &str) {
     for wanted in [
-        "kind: XMessage",
-        "kind: ConfigMap",
-        "name: example-message",
-        &format!("message: Hello from {NAME}"),
-        "composed ConfigMap example-message",
+        "kind: XBucket",
+        "kind: Bucket",
+        "region: eu-west-1",
+        "team: platform",
+        "crossplane.io/composite: example",
+        "composed a bucket for example",
     ] {
-        assert!(
-            run.stdout.contains(wanted),
-            "{wanted:?} not in:\n{}",
-            run.stdout
-        );
+        assert!(stdout.contains(wanted), "{wanted:?} not in:\n{stdout}");
     }
 }
 
+/// Copies the directory tree `from` to `to` (files and directories only,
+/// as a user's `cp -r` of a checkout would).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("entry");
+        let kind = entry.file_type().expect("file type");
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The Python with `jsonschema`: `$XFN_PYTHON`, else the workspace's
+/// `.venv` (tests/requirements.txt). Panics with a hint when it is missing.
+fn python_with_jsonschema() -> PathBuf {
+    let python = std::env::var_os("XFN_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join(".venv/bin/python"));
+    let works = Command::new(&python)
+        .args(["-c", "import jsonschema"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        works,
+        "{} cannot import jsonschema: run `make venv` (tests/requirements.txt), or point XFN_PYTHON at a python that has it",
+        python.display()
+    );
+    python
+}
+
+/// Validates `input` against the CRD's `openAPIV3Schema` with Python's
+/// `jsonschema` (Draft 4, which OpenAPI v3's schema objects extend);
+/// returns the validation errors, one a line.
+fn schema_errors(crd: &serde_json::Value, input: &serde_json::Value) -> String {
+    let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert!(schema.is_object(), "no openAPIV3Schema in {crd}");
+    let script = "import json, sys\nimport jsonschema\nschema, doc = json.load(sys.stdin)\n\
+                  for e in jsonschema.Draft4Validator(schema).iter_errors(doc):\n    print(e.message)\n";
+    let mut child = Command::new("timeout")
+        .args([
+            "30",
+            &python_with_jsonschema().display().to_string(),
+            "-c",
+            script,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run python");
+    let payload = serde_json::to_vec(&serde_json::json!([schema, input])).expect("json");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(&payload).expect("write to python");
+    }
+    let out = child.wait_with_output().expect("python");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn yaml_file(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("read YAML");
+    serde_yaml_ng::from_str(&text).expect("parse YAML")
+}
+
 #[test]
-fn a_new_function_tests_builds_renders_pushes_and_renders_from_the_registry() {
+fn a_new_function_tests_builds_renders_pushes_and_builds_elsewhere() {
     let work = tempfile::tempdir().expect("temp dir");
+    let cache = work.path().join("xfn-cache");
     let mut timings = Vec::new();
 
-    // xfn new, against this repository's SDK.
-    let sdk = workspace().join("guest-sdk");
+    // xfn new, in an empty directory outside the repository.
     let created = timed(&mut timings, "xfn new", || {
-        run_xfn(
-            work.path(),
-            &strings(&["new", NAME, "--sdk-path", &sdk.display().to_string()]),
-        )
+        run_xfn(work.path(), &strings(&["new", NAME]))
     });
     succeeded("xfn new", &created);
     let crate_dir = work.path().join(NAME);
-    assert!(crate_dir.join("Cargo.toml").is_file());
+    assert!(
+        crate_dir.join("xfn-sdk/src/lib.rs").is_file(),
+        "the SDK comes with the crate"
+    );
+    let makefile = std::fs::read_to_string(crate_dir.join("Makefile")).expect("Makefile");
+    let xfn = std::fs::canonicalize(xfn_tests::xfn_bin()).expect("the xfn under test");
+    assert!(
+        makefile.contains(&xfn.display().to_string()),
+        "the Makefile names the xfn that wrote it:\n{makefile}"
+    );
     // Running it again refuses the now non-empty directory.
     let again = run_xfn(work.path(), &strings(&["new", NAME]));
     again.assert_failed_with("already exists and is not empty");
 
-    // Offline: start from the workspace's lockfile (cargo drops what the
-    // crate doesn't use and keeps the versions of what it does).
-    std::fs::copy(workspace().join("Cargo.lock"), crate_dir.join("Cargo.lock"))
-        .expect("copy Cargo.lock");
-
-    timed(&mut timings, "cargo test", || cargo(&crate_dir, &["test"]));
-    timed(&mut timings, "wasm build", || {
-        cargo(
-            &crate_dir,
-            &["build", "--profile", "wasm", "--target", "wasm32-wasip2"],
-        )
+    timed(&mut timings, "make test", || {
+        make(&crate_dir, &["test"], &cache)
     });
-    // The example names the component where a build with the default
-    // target directory puts it; this one went to `target_dir()`.
-    let built = target_dir().join("wasm32-wasip2/wasm/function_greet.wasm");
-    let wasm = crate_dir.join("target/wasm32-wasip2/wasm/function_greet.wasm");
-    std::fs::create_dir_all(wasm.parent().expect("a parent")).expect("mkdir");
-    std::fs::copy(&built, &wasm).expect("copy the component");
-
-    // xfn render of the example, from the crate's root as `make render` does.
-    let local = timed(&mut timings, "xfn render (local file)", || {
-        run_xfn(&crate_dir, &render_example("example/functions.yaml", &[]))
+    timed(&mut timings, "make build", || {
+        make(&crate_dir, &["build"], &cache)
     });
-    succeeded("xfn render", &local);
+    let local = timed(&mut timings, "make render", || {
+        make(&crate_dir, &["render"], &cache)
+    });
     assert_rendered_the_function(&local);
+    assert!(
+        !local.contains("bucketArn"),
+        "nothing observed yet, so no ARN:\n{local}"
+    );
+    let observed = timed(&mut timings, "make render-observed", || {
+        make(&crate_dir, &["render-observed"], &cache)
+    });
+    assert_rendered_the_function(&observed);
+    assert!(
+        observed.contains("bucketArn: arn:aws:s3:::example-x7k2p"),
+        "the bucket's ARN in the XR's status:\n{observed}"
+    );
 
-    // xfn push --package, as `make push` does, to a registry on loopback.
+    // The input's CRD, as packaged, accepts the example's input and
+    // refuses a wrong one.
+    let crd =
+        yaml_file(&crate_dir.join(format!("package/input/{NAME}.fn.example.org_inputs.yaml")));
+    let composition = yaml_file(&crate_dir.join("example/composition.yaml"));
+    let input = &composition["spec"]["pipeline"][0]["input"];
+    assert_eq!(schema_errors(&crd, input), "", "the example input is valid");
+    let mut wrong = input.clone();
+    wrong["region"] = serde_json::json!(7);
+    wrong["tags"] = serde_json::json!(["not", "a", "map"]);
+    let errors = schema_errors(&crd, &wrong);
+    assert!(
+        errors.contains("7 is not of type 'string'") && errors.contains("is not of type 'object'"),
+        "{errors}"
+    );
+
+    // make push to a registry on loopback, then render from the reference.
     let mut registry = Registry::start();
-    let reference = registry.reference(&format!("functions/{NAME}:v0.1.0"));
-    let push = timed(&mut timings, "xfn push --package", || {
-        run_xfn(
+    let repository = registry.reference("functions");
+    let reference = format!("{repository}/{NAME}:v0.1.0");
+    timed(&mut timings, "make push", || {
+        make(
             &crate_dir,
-            &strings(&[
-                "push",
-                "--package",
-                "package/crossplane.yaml",
-                "target/wasm32-wasip2/wasm/function_greet.wasm",
-                &reference,
-            ]),
+            &["push", &format!("REGISTRY={repository}"), "TAG=v0.1.0"],
+            &cache,
         )
     });
-    succeeded("xfn push --package", &push);
-
-    // Rendered from the registry: the Function names the package only.
-    let functions = crate_dir.join("example/functions-registry.yaml");
+    let functions = work.path().join("functions-registry.yaml");
     std::fs::write(
         &functions,
         format!(
@@ -188,26 +277,38 @@ fn a_new_function_tests_builds_renders_pushes_and_renders_from_the_registry() {
         ),
     )
     .expect("write functions");
-    let cache = work.path().join("cache");
     let pulled = timed(&mut timings, "xfn render (from the registry)", || {
         run_xfn(
             &crate_dir,
-            &render_example(
+            &strings(&[
+                "render",
+                "example/xr.yaml",
+                "example/composition.yaml",
                 &functions.display().to_string(),
-                &["--cache-dir", &cache.display().to_string()],
-            ),
+                "--include-function-results",
+                "--cache-dir",
+                &work.path().join("pull-cache").display().to_string(),
+            ]),
         )
     });
     succeeded("xfn render from the registry", &pulled);
-    assert_eq!(
-        pulled.stdout, local.stdout,
-        "the same function, the same output"
-    );
-    assert!(
-        cache.join("blobs/sha256").is_dir(),
-        "rendered from the registry, so the package is cached"
-    );
+    assert_eq!(pulled.stdout, local, "the same function, the same output");
     registry.stop();
+
+    // The crate, moved elsewhere (as a clone of its repository would be),
+    // still builds: nothing in it points back to where it was made.
+    let moved = work.path().join("elsewhere/greet");
+    timed(&mut timings, "move and make build", || {
+        copy_tree(&crate_dir, &moved);
+        std::fs::remove_dir_all(&crate_dir).expect("remove the original");
+        make(&moved, &["build"], &cache)
+    });
+    assert!(
+        target_dir()
+            .join("wasm32-wasip2/wasm/function_greet.wasm")
+            .is_file(),
+        "the moved crate's component"
+    );
 
     for (step, took) in &timings {
         eprintln!("author's path: {step:<32} {:>8.1} s", took.as_secs_f64());

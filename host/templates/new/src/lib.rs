@@ -1,47 +1,84 @@
 //! `{{name}}`: a Crossplane composition function, built as a wasm
 //! component for xfn.
 //!
-//! It composes one ConfigMap per composite resource (XR), holding the
-//! message its input gives, and reports what it did in a result.
+//! For every composite resource (XR) it composes one S3 bucket (a typed
+//! [`Bucket`]), marks it ready when the provider reports it `Ready`, and
+//! writes the bucket's ARN back to the XR's status. It shows the parts of
+//! `xfn_sdk` most functions use; `cargo doc --open` documents them all.
 
-use serde::Deserialize;
-use serde_json::json;
-use xfn_sdk::{Function, Request, Resource, Response};
+use std::collections::BTreeMap;
 
-/// The `apiVersion` of this function's input.
-pub const INPUT_API_VERSION: &str = "{{name}}.fn.example.org/v1alpha1";
-/// The `kind` of this function's input.
-pub const INPUT_KIND: &str = "Input";
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use xfn_sdk::{Function, InputType, Ready, Request, Resource, Response};
 
-/// The function's input, the `input` of its pipeline step.
-///
-/// `apiVersion` and `kind` are declared, so that `deny_unknown_fields`
-/// accepts them and the function can check them; any other unknown field
-/// (a typo) is an error that names the field.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+// The function's input, the `input` of its pipeline step. `make crd`
+// writes its CustomResourceDefinition to `package/input/`, with the doc
+// comments (`///`) as descriptions. `Request::typed_input` checks
+// `apiVersion` and `kind` against `InputType` and decodes the other
+// fields, so an unknown field (a typo) is an error naming it.
+
+/// The input of {{name}}: the bucket it composes for each XR.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Input {
-    /// Must be [`INPUT_API_VERSION`].
-    #[serde(rename = "apiVersion")]
-    pub api_version: String,
-    /// Must be [`INPUT_KIND`].
-    pub kind: String,
-    /// What to write in the ConfigMap.
-    pub message: String,
+    /// The AWS region of the bucket; us-east-1 (with a warning) if unset.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// Tags to set on the bucket.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
 }
 
-impl Input {
-    /// Reads the step's input and checks its apiVersion and kind.
-    pub fn from_request(req: &Request) -> Result<Input, String> {
-        let input: Input = req.input().map_err(|e| format!("invalid input: {e}"))?;
-        if input.api_version != INPUT_API_VERSION || input.kind != INPUT_KIND {
-            return Err(format!(
-                "invalid input: expected apiVersion {INPUT_API_VERSION:?} and kind {INPUT_KIND:?}, got {:?} and {:?}",
-                input.api_version, input.kind
-            ));
-        }
-        Ok(input)
-    }
+impl InputType for Input {
+    const API_VERSION: &'static str = "{{name}}.fn.example.org/v1alpha1";
+    const KIND: &'static str = "Input";
+}
+
+/// The region used when the input gives none.
+pub const DEFAULT_REGION: &str = "us-east-1";
+
+/// The name of the composed bucket in the Composition's desired state.
+pub const BUCKET: &str = "bucket";
+
+/// A composed resource as a typed struct: an S3 bucket of the Upbound AWS
+/// provider. A typo in a field name is a compile error here, where it
+/// would be a silent mistake in a `json!` literal. (`kopium` turns a
+/// provider's CRD into such structs; see xfn's docs/writing-functions.md.)
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bucket {
+    /// `s3.aws.upbound.io/v1beta1`.
+    pub api_version: &'static str,
+    /// `Bucket`.
+    pub kind: &'static str,
+    /// The bucket's spec.
+    pub spec: BucketSpec,
+}
+
+/// A bucket's `spec`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BucketSpec {
+    /// What the provider creates.
+    pub for_provider: BucketParameters,
+}
+
+/// A bucket's `spec.forProvider`.
+#[derive(Debug, Serialize)]
+pub struct BucketParameters {
+    /// The AWS region.
+    pub region: String,
+    /// Tags on the bucket.
+    pub tags: BTreeMap<String, String>,
+}
+
+/// What the function writes to the XR's status.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct XrStatus {
+    /// The bucket's ARN, once the provider has reported it.
+    pub bucket_arn: Option<String>,
 }
 
 /// The function.
@@ -51,28 +88,56 @@ impl Function for Func {
     fn run(req: &Request) -> Result<Response, xfn_sdk::Error> {
         // Pass the desired state and context on to the next step.
         let mut rsp = Response::to(req);
-        let input = match Input::from_request(req) {
+
+        // A bad input is the user's to fix: a fatal result, not an Err.
+        let input: Input = match req.typed_input() {
             Ok(input) => input,
-            Err(message) => {
-                rsp.fatal(message);
+            Err(e) => {
+                rsp.fatal(e.to_string()).reason("InvalidInput");
                 return Ok(rsp);
             }
         };
-        let xr = req
-            .observed_composite()
-            .and_then(|xr| xr.resource.as_ref())
-            .and_then(|o| o.get("metadata")?.get("name")?.as_str())
-            .unwrap_or("unnamed");
-        let config_map = json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": format!("{xr}-message")},
-            "data": {"message": input.message},
-        });
-        if let serde_json::Value::Object(object) = config_map {
-            rsp.set_desired_composed("message", Resource::from_object(object));
+        let Some(xr) = req.observed_composite() else {
+            rsp.fatal("the request has no observed composite resource");
+            return Ok(rsp);
+        };
+        let xr_name = xr.name().unwrap_or("unnamed");
+        xfn_sdk::debug!("composing a bucket for {xr_name}");
+
+        let region = match input.region {
+            Some(region) => region,
+            None => {
+                rsp.warning(format!("input sets no region: using {DEFAULT_REGION}"))
+                    .reason("DefaultRegion");
+                DEFAULT_REGION.to_owned()
+            }
+        };
+        let mut tags = input.tags;
+        tags.insert("crossplane.io/composite".to_owned(), xr_name.to_owned());
+        let bucket = Bucket {
+            api_version: "s3.aws.upbound.io/v1beta1",
+            kind: "Bucket",
+            spec: BucketSpec {
+                for_provider: BucketParameters { region, tags },
+            },
+        };
+        let mut desired = Resource::from_typed(&bucket)?;
+
+        // What the provider reports about the bucket it made: readiness
+        // from its Ready condition, and its ARN for the XR's status.
+        if let Some(observed) = req.observed_composed().get(BUCKET) {
+            if observed.get_condition("Ready").is_true() {
+                desired.ready = Ready::True;
+            }
+            if let Ok(arn) = observed.get_string("status.atProvider.arn") {
+                // A deep merge: status fields earlier steps wrote stay.
+                rsp.merge_desired_composite_status(&XrStatus {
+                    bucket_arn: Some(arn.to_owned()),
+                })?;
+            }
         }
-        rsp.normal(format!("composed ConfigMap {xr}-message"))
+        rsp.set_desired_composed(BUCKET, desired);
+        rsp.normal(format!("composed a bucket for {xr_name}"))
             .reason("Composed");
         Ok(rsp)
     }
@@ -83,48 +148,32 @@ xfn_sdk::export!(Func);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use xfn_sdk::{Severity, State};
+    use xfn_sdk::Severity;
 
-    fn request(input: serde_json::Value) -> Request {
-        let xr = json!({"apiVersion": "example.org/v1", "kind": "XMessage", "metadata": {"name": "demo"}});
-        Request {
-            observed: Some(State {
-                composite: xr.as_object().cloned().map(Resource::from_object),
-                ..State::default()
-            }),
-            input: input.as_object().cloned(),
-            ..Request::default()
-        }
-    }
-
-    #[test]
-    fn composes_a_config_map_with_the_message() {
-        let rsp = Func::run(&request(json!({
-            "apiVersion": INPUT_API_VERSION,
-            "kind": INPUT_KIND,
-            "message": "hi",
-        })))
-        .expect("runs");
-        assert_eq!(rsp.results[0].severity, Severity::Normal);
-        let composed = rsp.desired.expect("desired state").resources;
-        let object = composed["message"].resource.as_ref().expect("an object");
-        assert_eq!(object["metadata"]["name"], "demo-message");
-        assert_eq!(object["data"]["message"], "hi");
-    }
-
+    /// A unit test with the request built in code; tests/function.rs
+    /// reads whole requests and responses from YAML fixtures.
     #[test]
     fn a_typo_in_the_input_is_fatal_and_named() {
-        let rsp = Func::run(&request(json!({
-            "apiVersion": INPUT_API_VERSION,
-            "kind": INPUT_KIND,
-            "mesage": "hi",
-        })))
-        .expect("runs");
+        let req = xfn_sdk::testing::request_from_yaml(&format!(
+            "input: {{ apiVersion: {}, kind: {}, regoin: eu-west-1 }}",
+            Input::API_VERSION,
+            Input::KIND
+        ))
+        .expect("a request");
+        let rsp = Func::run(&req).expect("runs");
         assert_eq!(rsp.results[0].severity, Severity::Fatal);
         assert!(
-            rsp.results[0].message.contains("mesage"),
+            rsp.results[0].message.contains("regoin"),
             "{}",
             rsp.results[0].message
         );
+    }
+
+    #[test]
+    fn the_input_crd_names_the_input() {
+        let crd = xfn_sdk::crd::input_crd::<Input>().expect("a CRD");
+        assert_eq!(crd["spec"]["names"]["kind"], Input::KIND);
+        let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+        assert_eq!(schema["properties"]["region"]["type"], "string");
     }
 }
