@@ -38,6 +38,9 @@
 //!     1/8/64 streams, in alternating order over two rounds: throughput,
 //!     p50/p99 and server CPU per call, as ratios to Go. This is how a
 //!     function pod with a CPU limit of one core runs.
+//! 12. a warm call of function-kcl on a typical corpus-shaped program,
+//!     through the wasm host and natively, beside item 1's P&T call and the
+//!     real KCL's (kcl-lib) time for the same program.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -53,6 +56,9 @@ mod cluster_pod;
 
 #[path = "suite/pinned.rs"]
 mod pinned;
+
+#[path = "suite/kcl.rs"]
+mod kcl;
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -106,6 +112,9 @@ fn main() {
     }
     if suite.wants(10) {
         suite.go_templating();
+    }
+    if suite.wants(12) {
+        suite.kcl();
     }
     if suite.wants(2) {
         suite.instantiation();

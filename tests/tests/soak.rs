@@ -705,7 +705,7 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
         ));
 
         let mut peak = 0;
-        let mut last = None;
+        let mut last: Option<Settled> = None;
         let mut before_last = base.outside();
         for round in 1..=ROUNDS {
             let outcome = storm(&serve, round).await;
