@@ -115,8 +115,7 @@ async fn start_one(
             let loaded = runners
                 .wasm
                 .load(fn_name, &bytes)
-                .map_err(|e| e.to_string())?
-                .with_env(docker_env(annotation(DOCKER_ENV)));
+                .map_err(|e| e.to_string())?;
             Ok((Arc::new(loaded), None))
         }
         FunctionSource::Package { reference, policy } => {
@@ -137,14 +136,10 @@ async fn start_one(
                             component.capabilities.join(", ")
                         ));
                     }
-                    // The environment a container function would get: a
-                    // port reads its settings from it (function-auto-ready's
-                    // FEATURE_GATES).
                     let loaded = runners
                         .wasm
                         .load(fn_name, &component.bytes)
-                        .map_err(|e| e.to_string())?
-                        .with_env(docker_env(annotation(DOCKER_ENV)));
+                        .map_err(|e| e.to_string())?;
                     let builtin = match component.source {
                         ComponentOrigin::Builtin(builtin) => Some(builtin),
                         ComponentOrigin::Registry(_) => None,
