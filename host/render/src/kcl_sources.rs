@@ -24,7 +24,8 @@
 //! registry, `ghcr.io/kcl-lang/k8s:1.28`), `name = { oci =
 //! "oci://host/repo", tag = "v1" }`, and, for a directory on disk (an
 //! embedded function's), `name = { path = "./model" }`. Git dependencies
-//! are refused, naming them.
+//! are not fetched: a program that imports one fails naming the import,
+//! and one that only declares it (as four of the corpus's do) runs.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,10 @@ pub enum Dependency {
     Oci(String),
     /// A directory, relative to the package that declares it.
     Path(String),
+    /// A Git repository: not fetched (xfn's function-kcl reads packages
+    /// from registries and directories only), so a program that imports
+    /// it fails naming the import; one that only declares it runs.
+    Git(String),
 }
 
 /// The `[dependencies]` of a `kcl.mod` text (or of `spec.dependencies`,
@@ -107,11 +112,8 @@ pub fn parse_dependencies(text: &str) -> Result<Vec<(String, Dependency)>, Strin
                     .or_else(|| fields.get("version"))
                     .ok_or_else(|| format!("dependency {name:?}: an oci source needs a tag"))?;
                 Dependency::Oci(format!("{repo}:{tag}"))
-            } else if fields.contains_key("git") {
-                return Err(format!(
-                    "dependency {name:?}: Git dependencies are not supported by xfn's function-kcl \
-                     (publish the package to an OCI registry)"
-                ));
+            } else if let Some(git) = fields.get("git") {
+                Dependency::Git(git.clone())
             } else if let Some(version) = fields.get("version") {
                 Dependency::Oci(format!("{DEFAULT_REGISTRY}/{name}:{version}"))
             } else {
@@ -295,6 +297,7 @@ impl Fetcher<'_> {
             }
             let (files, at) = match &dep {
                 Dependency::Oci(reference) => (self.pull(reference).await?, None),
+                Dependency::Git(_) => continue,
                 Dependency::Path(path) => {
                     let Some(base) = &base else {
                         return Err(format!(
@@ -479,10 +482,12 @@ mod tests {
                 Dependency::Oci("ghcr.io/kcl-lang/k8s:1.28".into())
             )]
         );
-        assert!(
-            parse_dependencies("x = { git = \"https://github.com/a/b\" }")
-                .unwrap_err()
-                .contains("Git")
+        assert_eq!(
+            parse_dependencies("x = { git = \"https://github.com/a/b\" }"),
+            Ok(vec![(
+                "x".into(),
+                Dependency::Git("https://github.com/a/b".into())
+            )])
         );
     }
 
