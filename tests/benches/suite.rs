@@ -337,6 +337,30 @@ fn hello_request(padding: usize) -> RunFunctionRequest {
     xfn_tests::convert::request(request)
 }
 
+/// Built-in function `name` (its component named with `_` for `-`),
+/// loaded on `runtime` and checked on `request`: what a timing measures
+/// must be the function's work, not an error's, so the call must compose
+/// `composed` resources without a fatal result.
+fn loaded_and_checked(
+    runtime: &xfn_runtime::WasmRuntime,
+    name: &str,
+    request: &RunFunctionRequest,
+    composed: usize,
+) -> Arc<WasmFunction> {
+    let wasm = xfn_tests::load(runtime, name, &name.replace('-', "_"));
+    let response = wasm
+        .call_blocking(request, None)
+        .unwrap_or_else(|e| panic!("{name} call: {e}"));
+    assert!(
+        response.fatal_result().is_none(),
+        "{name} failed: {:?}",
+        response.results
+    );
+    let resources = response.desired.as_ref().map_or(0, |d| d.resources.len());
+    assert_eq!(resources, composed, "{response:?}");
+    wasm
+}
+
 impl Suite {
     fn wants(&self, item: u32) -> bool {
         self.only.is_empty() || self.only.contains(&item)
@@ -566,18 +590,12 @@ impl Suite {
         let request = go_templating_request();
         let host_request = xfn_tests::convert::request(request.clone());
         let runtime = xfn_tests::runtime(HostConfig::default());
-        let wasm = xfn_tests::load(&runtime, "function-go-templating", "function_go_templating");
-        // What is timed must be the template's work, not an error's.
-        let response = wasm
-            .call_blocking(&host_request, None)
-            .expect("go-templating call");
-        assert!(
-            response.fatal_result().is_none(),
-            "go-templating failed: {:?}",
-            response.results
+        let wasm = loaded_and_checked(
+            &runtime,
+            "function-go-templating",
+            &host_request,
+            GO_TEMPLATE_RESOURCES,
         );
-        let composed = response.desired.as_ref().map_or(0, |d| d.resources.len());
-        assert_eq!(composed, GO_TEMPLATE_RESOURCES, "{response:?}");
         let native_response = function_go_templating::run(&request);
         assert!(
             native_response.results.is_empty(),

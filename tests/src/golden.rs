@@ -111,15 +111,26 @@ pub fn check_all(cases: &Path, at_least: usize) {
         dirs.len(),
         cases.display()
     );
-    // Cases are independent processes: run a few at a time.
+    check_in_parallel(&dirs, "cases", check_case);
+}
+
+/// Runs `check` on every directory of `dirs`, a few at a time (each is
+/// its own processes), and panics with every failure, counted among
+/// `what`.
+pub fn check_in_parallel(
+    dirs: &[PathBuf],
+    what: &str,
+    check: impl Fn(&Path) -> Result<(), String> + Sync,
+) {
+    let check = &check;
     let failures: Vec<String> = std::thread::scope(|scope| {
         let workers: Vec<_> = dirs
-            .chunks(dirs.len().div_ceil(4))
+            .chunks(dirs.len().div_ceil(4).max(1))
             .map(|chunk| {
                 scope.spawn(move || {
                     chunk
                         .iter()
-                        .filter_map(|d| check_case(d).err())
+                        .filter_map(|d| check(d).err())
                         .collect::<Vec<_>>()
                 })
             })
@@ -131,7 +142,7 @@ pub fn check_all(cases: &Path, at_least: usize) {
     });
     assert!(
         failures.is_empty(),
-        "{} of {} cases failed:\n{}",
+        "{} of {} {what} failed:\n{}",
         failures.len(),
         dirs.len(),
         failures.join("\n")

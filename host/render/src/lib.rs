@@ -40,7 +40,7 @@ pub use output::{CONDITION_TIME, Outputs, PrintOptions};
 pub use runtimes::local_modules;
 
 use xfn_runtime::WasmRuntime;
-use xfn_runtime::pipeline::{Pipeline, PipelineError, RunOptions};
+use xfn_runtime::pipeline::{Functions, Pipeline, PipelineError, RunOptions, Step};
 use xfn_runtime::protocol::{ResourceObject, State};
 
 /// What runs a render's functions: wasm in-process, the packages'
@@ -194,7 +194,13 @@ async fn with_timeout(
 /// off without a function to blame.
 pub(crate) const TIMEOUT_GRACE: Duration = Duration::from_millis(250);
 
-async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError> {
+/// Starts the Functions' runtimes and reads the Composition's steps, with
+/// what the host reads for built-ins (go-templating's templates, KCL's
+/// packages) in their inputs.
+async fn start_pipeline(
+    inputs: &Inputs,
+    runners: &Runners,
+) -> Result<(Functions, Vec<Step>), RenderError> {
     let runtimes::Started {
         functions,
         builtins,
@@ -208,6 +214,11 @@ async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError>
         runners.catalog.registry(),
     )
     .await;
+    Ok((functions, steps))
+}
+
+async fn run(inputs: &Inputs, runners: &Runners) -> Result<Outputs, RenderError> {
+    let (functions, steps) = start_pipeline(inputs, runners).await?;
     let resolver = FileResolver::new(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),
@@ -259,19 +270,7 @@ async fn run_engine(
     capture_context: bool,
 ) -> Result<Outputs, RenderError> {
     let prepared = engine_compat::prepare(inputs)?;
-    let runtimes::Started {
-        functions,
-        builtins,
-    } = runtimes::start(&inputs.functions, runners).await?;
-    let mut steps = steps::from_composition(&inputs.composition, &inputs.credentials)?;
-    steps::read_host_inputs(&mut steps, &builtins);
-    kcl_sources::fill_inputs(
-        &mut steps,
-        &builtins,
-        &kcl_sources::function_dirs(&inputs.functions),
-        runners.catalog.registry(),
-    )
-    .await;
+    let (functions, steps) = start_pipeline(inputs, runners).await?;
     let resolver = FileResolver::exact(
         inputs.required_resources.clone(),
         inputs.required_schemas.clone(),

@@ -43,18 +43,7 @@ impl Suite {
         let request = request();
         let host_request = xfn_tests::convert::request(request.clone());
         let runtime = xfn_tests::runtime(HostConfig::default());
-        let wasm = xfn_tests::load(&runtime, "function-kcl", "function_kcl");
-        // What is timed must be the program's work, not an error's.
-        let response = wasm
-            .call_blocking(&host_request, None)
-            .expect("function-kcl call");
-        assert!(
-            response.fatal_result().is_none(),
-            "function-kcl failed: {:?}",
-            response.results
-        );
-        let composed = response.desired.as_ref().map_or(0, |d| d.resources.len());
-        assert_eq!(composed, COMPOSED, "{response:?}");
+        let wasm = loaded_and_checked(&runtime, "function-kcl", &host_request, COMPOSED);
         let native_run = || {
             <function_kcl::FunctionKcl as xfn_sdk::Function>::run(std::hint::black_box(&request))
         };

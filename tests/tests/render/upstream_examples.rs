@@ -70,30 +70,5 @@ fn every_upstream_example_renders_as_derived() {
     }
     let dirs = case_dirs();
     assert!(dirs.len() >= 37, "found only {} cases", dirs.len());
-    // Cases are independent processes: run a few at a time.
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = dirs
-            .chunks(dirs.len().div_ceil(4))
-            .map(|chunk| {
-                let corpus = &corpus;
-                scope.spawn(move || {
-                    chunk
-                        .iter()
-                        .filter_map(|d| check(d, corpus).err())
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|_| vec!["a case panicked".into()]))
-            .collect()
-    });
-    assert!(
-        failures.is_empty(),
-        "{} of {} upstream examples failed:\n{}",
-        failures.len(),
-        dirs.len(),
-        failures.join("\n")
-    );
+    golden::check_in_parallel(&dirs, "upstream examples", |d| check(d, &corpus));
 }
