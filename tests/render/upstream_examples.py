@@ -651,10 +651,11 @@ case("function-auto-ready", "basic-composition-k8s-observed", f"{AR}/basic",
 # cel-healthcheck: its README passes --observed-resources observed.yaml,
 # not in the corpus; ours observes the Configuration Installed and Healthy
 # (no Ready condition). The README runs the function with
-# --feature-gates=CELHealthcheckCustomizations=true; the built-in runs as
-# the released function does, with the gate off (xfn gives a wasm function
-# no way to turn it on), so the CEL rule isn't read and, having no Ready
-# condition, the Configuration is not ready. The environment is the
+# --feature-gates=CELHealthcheckCustomizations=true; run as the README's
+# command line has it (no environment), the built-in runs as the released
+# function does, with the gate off, so the CEL rule isn't read and, having
+# no Ready condition, the Configuration is not ready (the gate on is the
+# next case). The environment is the
 # EnvironmentConfig's data.
 xr = load(f"{AR}/cel-healthcheck/xr.yaml")[0]
 comp = load(f"{AR}/cel-healthcheck/composition.yaml")[0]
@@ -673,6 +674,20 @@ case("function-auto-ready", "cel-healthcheck", f"{AR}/cel-healthcheck",
      ["--extra-resources", "extra-resources.yaml", "--observed-resources", "${CASE}/observed.yaml", "--include-context",
       "xr.yaml", "composition.yaml", "functions.yaml"] + AS_BUILTIN,
      expected=[xr_out(xr, resources={cfg_name: False})] + composed_all(xr, {cfg_name: cfg}, {cfg_name: obs_cfg})
+     + [context_doc({"apiextensions.crossplane.io/environment": env})],
+     files={"observed.yaml": [obs_cfg]})
+
+# cel-healthcheck with the gate on, as its README runs the function
+# (--feature-gates=CELHealthcheckCustomizations=true): a wasm function gets
+# the environment its Function sets, as a container would
+# (render.crossplane.io/runtime-docker-env), and the port reads the flag's
+# value from FEATURE_GATES. The rule from the environment holds (Installed
+# and Healthy are True), so the Configuration is ready, and so is the XR.
+case("function-auto-ready", "cel-healthcheck-gate-on", f"{AR}/cel-healthcheck",
+     ["--extra-resources", "extra-resources.yaml", "--observed-resources", "${CASE}/observed.yaml", "--include-context",
+      "xr.yaml", "composition.yaml", "functions.yaml"] + AS_BUILTIN
+     + ["-a", "render.crossplane.io/runtime-docker-env=FEATURE_GATES=CELHealthcheckCustomizations=true"],
+     expected=[xr_out(xr, resources={cfg_name: True})] + composed_all(xr, {cfg_name: cfg}, {cfg_name: obs_cfg})
      + [context_doc({"apiextensions.crossplane.io/environment": env})],
      files={"observed.yaml": [obs_cfg]})
 

@@ -65,11 +65,28 @@ impl Features {
 
     /// The gates the host set in [`FEATURE_GATES_ENV`] (none if unset).
     pub fn from_env() -> Result<Features, String> {
-        match std::env::var(FEATURE_GATES_ENV) {
-            Ok(v) => Features::parse(&v),
-            Err(_) => Ok(Features::default()),
+        match feature_gates_env() {
+            Some(v) => Features::parse(&v),
+            None => Ok(Features::default()),
         }
     }
+}
+
+/// [`FEATURE_GATES_ENV`]'s value. In a wasm guest it is read through the
+/// `wasi:cli/environment` import directly: wasi-libc's `getenv` (behind
+/// `std::env::var`) trapped with an out-of-bounds access in this component
+/// whenever the environment was not empty.
+#[cfg(target_family = "wasm")]
+fn feature_gates_env() -> Option<String> {
+    wasip2::cli::environment::get_environment()
+        .into_iter()
+        .find_map(|(key, value)| (key == FEATURE_GATES_ENV).then_some(value))
+}
+
+/// [`FEATURE_GATES_ENV`]'s value.
+#[cfg(not(target_family = "wasm"))]
+fn feature_gates_env() -> Option<String> {
+    std::env::var(FEATURE_GATES_ENV).ok()
 }
 
 /// Go's `ParseNestedKey`: `a.b`, `[a.b].c`.

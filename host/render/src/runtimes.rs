@@ -115,7 +115,8 @@ async fn start_one(
             let loaded = runners
                 .wasm
                 .load(fn_name, &bytes)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| e.to_string())?
+                .with_env(docker_env(annotation(DOCKER_ENV)));
             Ok((Arc::new(loaded), None))
         }
         FunctionSource::Package { reference, policy } => {
@@ -136,10 +137,14 @@ async fn start_one(
                             component.capabilities.join(", ")
                         ));
                     }
+                    // The environment a container function would get: a
+                    // port reads its settings from it (function-auto-ready's
+                    // FEATURE_GATES).
                     let loaded = runners
                         .wasm
                         .load(fn_name, &component.bytes)
-                        .map_err(|e| e.to_string())?;
+                        .map_err(|e| e.to_string())?
+                        .with_env(docker_env(annotation(DOCKER_ENV)));
                     let builtin = match component.source {
                         ComponentOrigin::Builtin(builtin) => Some(builtin),
                         ComponentOrigin::Registry(_) => None,

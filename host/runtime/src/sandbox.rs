@@ -32,10 +32,18 @@ pub struct Sandbox {
 impl Sandbox {
     /// A fresh sandbox for one call of `function`; the last
     /// `stderr_capture` bytes of its stdout and of its stderr are kept.
-    pub fn new(function: Arc<str>, memory_limit: usize, stderr_capture: usize) -> Sandbox {
+    /// Its guest sees `env` as its environment: what the user set for the
+    /// function (never the host's own environment).
+    pub fn new(
+        function: Arc<str>,
+        memory_limit: usize,
+        stderr_capture: usize,
+        env: &[(String, String)],
+    ) -> Sandbox {
         let stdout = TailCapture::new(stderr_capture);
         let stderr = TailCapture::new(stderr_capture);
         let wasi = WasiCtx::builder()
+            .envs(env)
             .stdout(stdout.clone())
             .stderr(stderr.clone())
             .allow_tcp(false)

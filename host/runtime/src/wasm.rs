@@ -166,6 +166,7 @@ impl WasmRuntime {
             engine: self.engine.clone(),
             slots: self.engine.function_slots(),
             linked,
+            env: Arc::from([]),
         }
     }
 }
@@ -200,9 +201,20 @@ pub struct WasmFunction {
     slots: FunctionSlots,
     /// Its component, shared with every function of the same component.
     linked: Arc<Linked>,
+    /// The environment its guest sees (none unless the user set one).
+    env: Arc<[(String, String)]>,
 }
 
 impl WasmFunction {
+    /// The function with `env` as its guest's environment, as a container
+    /// function gets the environment its Function sets
+    /// (`render.crossplane.io/runtime-docker-env`). The host's own
+    /// environment is never passed.
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> WasmFunction {
+        self.env = Arc::from(env);
+        self
+    }
+
     /// Runs one call in a fresh sandbox.
     ///
     /// The guest runs on the calling task, on a wasmtime fiber that yields
@@ -308,6 +320,7 @@ impl WasmFunction {
             self.name.clone(),
             config.memory_limit,
             config.stderr_capture,
+            &self.env,
         );
         let mut store = Store::new(self.engine.engine(), sandbox);
         store.limiter(|s| &mut s.limits);
@@ -549,7 +562,12 @@ mod tests {
     fn instantiate(runtime: &WasmRuntime, bytes: &[u8]) -> Option<usize> {
         let component = Component::new(runtime.engine.engine(), bytes).unwrap();
         let config = runtime.engine.config();
-        let sandbox = Sandbox::new("hog".into(), config.memory_limit, config.stderr_capture);
+        let sandbox = Sandbox::new(
+            "hog".into(),
+            config.memory_limit,
+            config.stderr_capture,
+            &[],
+        );
         let mut store = Store::new(runtime.engine.engine(), sandbox);
         store.limiter(|s| &mut s.limits);
         let outcome = block_on(runtime.linker.instantiate_async(&mut store, &component));
