@@ -49,9 +49,14 @@ pub const FUNCTION_DIR: &str = "render.xfn.dev/kcl-function-dir";
 /// kpm's default registry and repository of packages named by version.
 pub const DEFAULT_REGISTRY: &str = "ghcr.io/kcl-lang";
 
-/// How many packages one step may pull, dependencies of dependencies
-/// included.
+/// How many packages one step may pull or read, dependencies of
+/// dependencies included.
 pub const MAX_PACKAGES: usize = 32;
+
+/// How many bytes of KCL source one step's packages may hold in all: what
+/// xfn-kcl accepts for one program. Each package is bounded on its own
+/// too; this keeps 32 of them from filling the host with a step's input.
+pub const MAX_STEP_BYTES: u64 = 128 << 20;
 
 /// Files of a package: path relative to its root to text.
 type Files = BTreeMap<String, String>;
@@ -219,10 +224,11 @@ async fn fill(
     let mut fetcher = Fetcher {
         registry,
         packages: BTreeMap::new(),
-        pulls: 0,
+        read: 0,
+        bytes: 0,
     };
     let main = if let Some(dir) = dir {
-        let files = read_dir(dir)?;
+        let files = fetcher.counted(read_dir(dir)?)?;
         fetcher.dependencies_of(&files, Some(dir)).await?;
         Some(files)
     } else if let Some(reference) = source.strip_prefix("oci://").filter(|s| !s.contains('\n')) {
@@ -251,24 +257,46 @@ async fn fill(
 struct Fetcher<'r> {
     registry: &'r RegistryOptions,
     packages: BTreeMap<String, Files>,
-    pulls: usize,
+    /// Packages pulled or read so far, the step's own included.
+    read: usize,
+    /// Their bytes of source, in all.
+    bytes: u64,
 }
 
 impl Fetcher<'_> {
     /// The files of the package at `reference`.
     async fn pull(&mut self, reference: &str) -> Result<Files, String> {
-        self.pulls += 1;
-        if self.pulls > MAX_PACKAGES {
-            return Err(format!(
-                "more than {MAX_PACKAGES} KCL packages to pull for one step"
-            ));
-        }
+        self.check_count()?;
         let pulled =
             kcl_package::resolve_kcl_package(reference, PullPolicy::IfNotPresent, self.registry)
                 .await
                 .map_err(|e| kcl_package::not_available(reference, self.registry, &e))?;
-        kcl_package::unpack(&pulled.layer, pulled.gzip, UnpackLimits::default())
-            .map_err(|e| format!("KCL package {reference}: {e}"))
+        let files = kcl_package::unpack(&pulled.layer, pulled.gzip, UnpackLimits::default())
+            .map_err(|e| format!("KCL package {reference}: {e}"))?;
+        self.counted(files)
+    }
+
+    /// Refuses one package more than [`MAX_PACKAGES`].
+    fn check_count(&self) -> Result<(), String> {
+        if self.read >= MAX_PACKAGES {
+            return Err(format!(
+                "more than {MAX_PACKAGES} KCL packages to pull or read for one step"
+            ));
+        }
+        Ok(())
+    }
+
+    /// `files`, counted against [`MAX_PACKAGES`] and [`MAX_STEP_BYTES`].
+    fn counted(&mut self, files: Files) -> Result<Files, String> {
+        self.check_count()?;
+        self.read += 1;
+        self.bytes += files.values().map(|text| text.len() as u64).sum::<u64>();
+        if self.bytes > MAX_STEP_BYTES {
+            return Err(format!(
+                "the KCL packages of one step hold more than {MAX_STEP_BYTES} bytes of source"
+            ));
+        }
+        Ok(files)
     }
 
     /// Adds the dependencies a package's `kcl.mod` declares (a path
@@ -309,7 +337,8 @@ impl Fetcher<'_> {
                     if !at.exists() {
                         return Err(missing_path_dependency(&name, path, base));
                     }
-                    (read_dir(&at)?, Some(at))
+                    self.check_count()?;
+                    (self.counted(read_dir(&at)?)?, Some(at))
                 }
             };
             if let Some(kcl_mod) = files.get("kcl.mod") {
@@ -451,6 +480,40 @@ pub fn function_dirs(functions: &[Value]) -> BTreeMap<String, PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_step_holds_at_most_its_count_and_bytes_of_packages() {
+        let registry = RegistryOptions::default();
+        let mut fetcher = Fetcher {
+            registry: &registry,
+            packages: BTreeMap::new(),
+            read: 0,
+            bytes: 0,
+        };
+        let small = Files::from([("main.k".to_owned(), "a = 1\n".to_owned())]);
+        for _ in 0..MAX_PACKAGES {
+            fetcher.counted(small.clone()).expect("within the count");
+        }
+        let err = fetcher.counted(small).unwrap_err();
+        assert!(err.contains("more than 32 KCL packages"), "{err}");
+
+        let mut fetcher = Fetcher {
+            registry: &registry,
+            packages: BTreeMap::new(),
+            read: 0,
+            bytes: 0,
+        };
+        let half = Files::from([(
+            "main.k".to_owned(),
+            "x".repeat((MAX_STEP_BYTES / 2) as usize),
+        )]);
+        fetcher.counted(half.clone()).expect("half the bytes");
+        fetcher.counted(half.clone()).expect("all the bytes");
+        let err = fetcher
+            .counted(Files::from([("b.k".to_owned(), "y".to_owned())]))
+            .unwrap_err();
+        assert!(err.contains("more than 134217728 bytes"), "{err}");
+    }
 
     #[test]
     fn reads_kcl_mod_dependencies() {
