@@ -301,7 +301,9 @@ pub fn not_available(reference: &str, options: &RegistryOptions, error: &Error) 
         format!("KCL package {reference}: {error}")
     } else {
         format!(
-            "KCL package {reference} is not cached (in {}) and could not be pulled: {error}",
+            "KCL package {reference} is not cached (in {}) and could not be pulled: {error}; \
+             render once where its registry can be reached (that caches it for offline use), \
+             or put the program in the Composition (`spec.source`)",
             options.cache_dir.display()
         )
     }

@@ -240,6 +240,12 @@ fn an_oci_program_and_its_dependencies_render_then_render_offline_from_the_cache
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr
+            .contains("render once where its registry can be reached"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
