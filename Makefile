@@ -152,7 +152,7 @@ CLIPPY_DENY_WARNINGS = -D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 test: disk-check fmt-check wasm venv deps image-check
 	CARGO_INCREMENTAL=$${CARGO_INCREMENTAL:-0} XFN_IMAGE_LAYOUT=$(IMAGE_CHECK_DIR) \
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
-	XFN_BIN=$(CURDIR)/target/debug/xfn \
+	XFN_BIN=$(CURDIR)/target/debug/xfn XFN_STATIC_BIN=$(TARGET_DIR)/$(MUSL_TARGET)/image-check/xfn.image \
 	RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=$(CLIPPY_DENY_WARNINGS) \
 		$(CARGO) test --workspace --all-targets
 

@@ -45,6 +45,8 @@ enum Command {
     Validate(cli::validate::ValidateArgs),
     /// Serve wasm functions to Crossplane as gRPC FunctionRunnerServices.
     Serve(cli::serve::ServeArgs),
+    /// Serve one component as Crossplane runs a function pod: the entrypoint of a runnable package (`xfn push --runnable`).
+    Entrypoint(cli::entrypoint::EntrypointArgs),
     /// Be Crossplane's External function runtime in a cluster.
     Controller(cli::controller::ControllerArgs),
     /// Publish a wasm component as a CNCF wasm artifact.
@@ -70,7 +72,12 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let cli = Cli::parse();
-    cli::logging::init(cli.verbose, cli.function_log.as_deref());
+    // function-sdk-go's --debug, which Crossplane passes to a function pod.
+    let verbose = match &cli.command {
+        Command::Entrypoint(args) if args.debug => cli.verbose.max(2),
+        _ => cli.verbose,
+    };
+    cli::logging::init(verbose, cli.function_log.as_deref());
     xfn_runtime::metrics::count_pulls_from(xfn_oci::registry_pulls);
     let outcome = match cli.command {
         Command::Render(args) => on_runtime(cli::render::run(args)),
@@ -78,6 +85,7 @@ fn main() -> ExitCode {
         Command::Composition(args) => on_runtime(cli::render::run_composition(args)),
         Command::Validate(args) => cli::validate::run(args),
         Command::Serve(args) => on_runtime(cli::serve::run(args)),
+        Command::Entrypoint(args) => on_runtime(cli::entrypoint::run(args)),
         Command::Controller(args) => runtime().and_then(|rt| {
             let outcome = rt.block_on(cli::controller::run(args));
             // The controller bounds its own shutdown: work still running

@@ -71,6 +71,10 @@ pub struct ServerConfig {
     /// Extra listeners, each dedicated to one function (by name), for
     /// clients that can't set the authority.
     pub function_ports: Vec<(String, SocketAddr)>,
+    /// The function every request on `address` goes to, whatever its
+    /// authority, if set: a function image serves its one function under
+    /// whatever name Crossplane gives it.
+    pub address_function: Option<String>,
     /// Certificate, key and client CA for mTLS; `None` serves plaintext
     /// (unless `dynamic_tls` is set).
     pub tls: Option<TlsFiles>,
@@ -99,6 +103,7 @@ impl Default for ServerConfig {
         ServerConfig {
             address: SocketAddr::from(([127, 0, 0, 1], 9443)),
             function_ports: Vec::new(),
+            address_function: None,
             tls: None,
             dynamic_tls: None,
             max_recv_message_size: DEFAULT_MAX_RECV_MESSAGE_SIZE,
@@ -192,7 +197,10 @@ impl Server {
             tls.check_server().map_err(ServeError::Tls)?;
         }
         let (listener, local_addr) = bind(config.address).await?;
-        let mut listeners = vec![(listener, None)];
+        let mut listeners = vec![(
+            listener,
+            config.address_function.as_deref().map(Arc::<str>::from),
+        )];
         let mut function_addrs = BTreeMap::new();
         for (name, address) in &config.function_ports {
             let (listener, local) = bind(*address).await?;

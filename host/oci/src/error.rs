@@ -197,6 +197,10 @@ pub enum Error {
     #[error("{reference}: not a usable wasm component: {reason}")]
     InvalidComponent { reference: String, reason: String },
 
+    /// The `xfn` binary given for a runnable image can't run there.
+    #[error("{path}: cannot be a function image's entrypoint: {reason}")]
+    EntrypointBinary { path: String, reason: String },
+
     /// The package metadata (`package.yaml` or annotations) can't be read.
     #[error("{reference}: invalid package metadata: {reason}")]
     Metadata { reference: String, reason: String },

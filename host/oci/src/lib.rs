@@ -40,6 +40,7 @@ mod pull;
 mod pull_image;
 mod push;
 mod reference;
+pub mod runnable;
 mod token;
 mod transport;
 pub mod xpkg;
@@ -55,8 +56,11 @@ pub use options::{
 };
 pub use package::{FunctionMetadata, MetadataSource};
 pub use pull::{PulledFunction, Resolved, registry_pulls, resolve, resolve_package};
-pub use push::{Artifact, PushMetadata, Pushed, build_artifact, push};
+pub use push::{
+    Artifact, PushMetadata, Pushed, PushedRunnable, build_artifact, push, push_runnable,
+};
 pub use reference::ImageRef;
+pub use runnable::EntrypointBinary;
 pub use xfn_component::{ALLOWED_IMPORTS, ComponentInfo, FUNCTION_WORLD, localfile};
 pub use xpkg::PackageFile;
 

@@ -12,7 +12,9 @@
 use std::collections::BTreeMap;
 
 use oci_client::RegistryOperation;
-use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
+use oci_client::manifest::{
+    OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest,
+};
 
 use crate::digest::Digest;
 use crate::error::{Error, Result};
@@ -23,6 +25,7 @@ use crate::package::{
     FunctionMetadata, MetadataSource,
 };
 use crate::reference::ImageRef;
+use crate::runnable::EntrypointBinary;
 use crate::transport::Session;
 use crate::xpkg::PackageFile;
 use xfn_component::{ComponentInfo, FUNCTION_WORLD, RUN_FUNCTION_EXPORT};
@@ -95,8 +98,28 @@ pub fn build_artifact(
     wasm: Vec<u8>,
     metadata: &PushMetadata,
 ) -> Result<Artifact> {
-    let Some(package) = &metadata.package else {
+    if metadata.package.is_none() {
         return build_wasm_artifact(reference, wasm, metadata);
+    }
+    let package = package_only(metadata)?;
+    let created = source_date_epoch(std::env::var(SOURCE_DATE_EPOCH).ok().as_deref())?;
+    crate::xpkg::build(
+        reference.text(),
+        wasm,
+        package,
+        &metadata.annotations,
+        created,
+    )
+}
+
+/// The author's `crossplane.yaml` of `metadata`, which brings the name,
+/// capabilities and description: refuses them set separately too.
+fn package_only(metadata: &PushMetadata) -> Result<&PackageFile> {
+    let Some(package) = &metadata.package else {
+        return Err(Error::Metadata {
+            reference: String::from("--package"),
+            reason: String::from("a Crossplane package needs its crossplane.yaml"),
+        });
     };
     if metadata.name.is_some()
         || !metadata.capabilities.is_empty()
@@ -110,14 +133,7 @@ pub fn build_artifact(
             ),
         });
     }
-    let created = source_date_epoch(std::env::var(SOURCE_DATE_EPOCH).ok().as_deref())?;
-    crate::xpkg::build(
-        reference.text(),
-        wasm,
-        package,
-        &metadata.annotations,
-        created,
-    )
+    Ok(package)
 }
 
 /// `SOURCE_DATE_EPOCH`, if set: whole seconds since 1970.
@@ -254,24 +270,85 @@ pub async fn push(
     metadata: &PushMetadata,
     options: &RegistryOptions,
 ) -> Result<Pushed> {
-    let reference = ImageRef::parse(reference)?;
+    let reference = tag_reference(reference)?;
+    let artifact = build_artifact(&reference, wasm, metadata)?;
+    let session = Session::open(&reference, RegistryOperation::Push, options).await?;
+    upload(&session, &reference, artifact).await
+}
+
+/// What [`push_runnable`] pushed.
+#[derive(Debug, Clone)]
+pub struct PushedRunnable {
+    /// The reference pushed to.
+    pub reference: String,
+    /// The index's digest: pull `<repository>@<digest>` to pin it.
+    pub digest: Digest,
+    /// The `linux/<arch>` image Crossplane runs as a pod (pushed by digest).
+    pub image: Pushed,
+    /// The wasm xpkg xfn runs (pushed by digest).
+    pub wasm: Pushed,
+}
+
+/// Pushes a runnable package of the component `wasm` to `reference` (a
+/// tag): an index of a container image that runs it with `binary` and of
+/// the wasm xpkg (see [`crate::runnable`]). `metadata.package` is required.
+pub async fn push_runnable(
+    wasm: Vec<u8>,
+    reference: &str,
+    metadata: &PushMetadata,
+    binary: &EntrypointBinary,
+    options: &RegistryOptions,
+) -> Result<PushedRunnable> {
+    let reference = tag_reference(reference)?;
+    let package = package_only(metadata)?;
+    let created = source_date_epoch(std::env::var(SOURCE_DATE_EPOCH).ok().as_deref())?;
+    let built = crate::runnable::build(
+        reference.text(),
+        wasm,
+        package,
+        binary,
+        &metadata.annotations,
+        created,
+    )?;
+    let session = Session::open(&reference, RegistryOperation::Push, options).await?;
+    let image_reference = reference.with_digest(&Digest::of(&built.image.manifest));
+    let image = upload(&session, &image_reference, built.image).await?;
+    let wasm_reference = reference.with_digest(&Digest::of(&built.wasm.manifest));
+    let wasm = upload(&session, &wasm_reference, built.wasm).await?;
+    let digest = Digest::of(&built.index);
+    session
+        .client
+        .push_manifest_raw(
+            reference.oci(),
+            built.index,
+            http::HeaderValue::from_static(OCI_IMAGE_INDEX_MEDIA_TYPE),
+        )
+        .await
+        .map_err(|e| session.error(e))?;
+    tracing::info!("pushed {reference} as {digest} (runnable package)");
+    Ok(PushedRunnable {
+        reference: reference.text().to_owned(),
+        digest,
+        image,
+        wasm,
+    })
+}
+
+/// `text` as a reference to push to: a tag, not a digest.
+fn tag_reference(text: &str) -> Result<ImageRef> {
+    let reference = ImageRef::parse(text)?;
     if reference.digest().is_some() {
         return Err(Error::InvalidReference {
             reference: reference.text().to_owned(),
             reason: String::from("push to a tag, not a digest"),
         });
     }
-    let artifact = build_artifact(&reference, wasm, metadata)?;
-    upload(&reference, artifact, options).await
+    Ok(reference)
 }
 
-/// Uploads an artifact's layers and config, then its manifest.
-async fn upload(
-    reference: &ImageRef,
-    artifact: Artifact,
-    options: &RegistryOptions,
-) -> Result<Pushed> {
-    let session = Session::open(reference, RegistryOperation::Push, options).await?;
+/// Uploads an artifact's layers and config, then its manifest to
+/// `reference` (a tag, or the manifest's digest).
+async fn upload(session: &Session, reference: &ImageRef, artifact: Artifact) -> Result<Pushed> {
     let config_digest = Digest::of(&artifact.config);
     for bytes in artifact.layers.iter().chain([&artifact.config]) {
         let digest = Digest::of(bytes).to_string();

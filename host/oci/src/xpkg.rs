@@ -856,7 +856,7 @@ pub(crate) mod tests {
     use super::*;
     use std::io::Read;
 
-    const FUNCTION: &str = "\
+    pub(crate) const FUNCTION: &str = "\
 apiVersion: meta.pkg.crossplane.io/v1
 kind: Function
 metadata:
@@ -937,7 +937,7 @@ metadata:
         component("run-function", &["xfn:function/log@0.1.0"])
     }
 
-    fn package(text: &str) -> PackageFile {
+    pub(crate) fn package(text: &str) -> PackageFile {
         PackageFile {
             source: String::from("crossplane.yaml"),
             bytes: text.as_bytes().to_vec(),

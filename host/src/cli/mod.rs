@@ -2,6 +2,7 @@
 
 pub mod allocator;
 pub mod controller;
+pub mod entrypoint;
 pub mod flags;
 pub mod logging;
 pub mod new;

@@ -27,6 +27,15 @@ pub struct PushArgs {
     /// time is $SOURCE_DATE_EPOCH, or none.
     #[arg(long, value_name = "CROSSPLANE_YAML")]
     pub package: Option<PathBuf>,
+    /// Make the package runnable by any Crossplane too: an image index whose
+    /// linux entry Crossplane runs as a function pod (a static xfn serving
+    /// the component on port 9443) and whose wasm entry xfn runs with no pod.
+    #[arg(long, requires = "package")]
+    pub runnable: bool,
+    /// The static xfn the runnable image runs (default: this xfn, if static;
+    /// `make image` builds one).
+    #[arg(long, value_name = "PATH", requires = "runnable")]
+    pub entrypoint_binary: Option<PathBuf>,
     /// The function's name (default: the repository's last segment).
     #[arg(long, conflicts_with = "package")]
     pub name: Option<String>,
@@ -81,12 +90,15 @@ pub async fn push(args: PushArgs) -> Result<()> {
         .map(xfn_oci::PackageFile::read)
         .transpose()?;
     let metadata = PushMetadata {
-        name: args.name,
-        capabilities: args.capabilities,
-        description: args.description,
-        annotations: args.annotations.into_iter().collect::<BTreeMap<_, _>>(),
+        name: args.name.clone(),
+        capabilities: args.capabilities.clone(),
+        description: args.description.clone(),
+        annotations: args.annotations.iter().cloned().collect::<BTreeMap<_, _>>(),
         package,
     };
+    if args.runnable {
+        return push_runnable(wasm, &args, &metadata).await;
+    }
     let pushed = xfn_oci::push(wasm, &args.reference, &metadata, &args.registry.options()).await?;
     let package_layer = match &pushed.package_layer_digest {
         Some(digest) => format!(", package.yaml layer {digest}"),
@@ -100,6 +112,38 @@ pub async fn push(args: PushArgs) -> Result<()> {
         pushed.function.capabilities.join(", "),
         args.file.display(),
         pushed.wasm_digest
+    );
+    println!("{}", pushed.digest);
+    Ok(())
+}
+
+/// Pushes a runnable package (`xfn push --package … --runnable`): prints
+/// the index's digest.
+async fn push_runnable(wasm: Vec<u8>, args: &PushArgs, metadata: &PushMetadata) -> Result<()> {
+    let path = match &args.entrypoint_binary {
+        Some(path) => path.clone(),
+        None => std::env::current_exe().context("cannot find this xfn's binary")?,
+    };
+    let binary = xfn_oci::EntrypointBinary::read(&path)?;
+    let pushed = xfn_oci::push_runnable(
+        wasm,
+        &args.reference,
+        metadata,
+        &binary,
+        &args.registry.options(),
+    )
+    .await?;
+    eprintln!(
+        "pushed {} as a runnable package: function {} [{}]; linux/{} image {} (xfn {}), wasm xpkg {} ({} component layer {})",
+        pushed.reference,
+        pushed.image.function.name,
+        pushed.image.function.capabilities.join(", "),
+        binary.architecture,
+        pushed.image.digest,
+        path.display(),
+        pushed.wasm.digest,
+        args.file.display(),
+        pushed.wasm.wasm_digest,
     );
     println!("{}", pushed.digest);
     Ok(())

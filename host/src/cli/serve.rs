@@ -68,6 +68,12 @@ pub struct ServeArgs {
 
 /// Runs `xfn serve`.
 pub async fn run(args: ServeArgs) -> Result<()> {
+    serve(args, None).await
+}
+
+/// Serves as `xfn serve` does; every call on `--address` goes to
+/// `address_function` if set, whatever its authority.
+pub(crate) async fn serve(args: ServeArgs, address_function: Option<String>) -> Result<()> {
     let specs = served_specs(
         args.functions.as_deref(),
         &args.function,
@@ -111,6 +117,7 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         server: ServerConfig {
             address,
             function_ports: Vec::new(),
+            address_function,
             tls,
             dynamic_tls: None,
             max_recv_message_size: args.limits.max_recv_message_bytes(),

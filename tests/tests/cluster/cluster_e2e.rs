@@ -380,12 +380,25 @@ async fn crossplane_calls_a_wasm_function_that_the_controller_serves() {
 
     // An upgrade: Crossplane makes revision 2 Active and revision 1
     // Inactive. The replica switches to revision 2's component while calls
-    // keep coming, and none of them fails.
+    // keep coming, and none of them fails. Revision 2 is a runnable
+    // package (`xfn push --runnable`): an index whose linux image a stock
+    // Crossplane would run as a pod, and whose wasm entry the controller
+    // serves. (The image's binary is never run here: a placeholder.)
     let v2_image = registry.reference("fns/function-patch-and-transform:v2");
     let v2_wasm = std::fs::read(wasm_dir().join("function_patch_and_transform.wasm")).unwrap();
-    xfn_oci::push(v2_wasm, &v2_image, &metadata, &registry_options)
-        .await
-        .expect("push v2");
+    let placeholder = xfn_oci::EntrypointBinary {
+        bytes: b"\x7fELF placeholder".to_vec(),
+        architecture: "amd64",
+    };
+    xfn_oci::push_runnable(
+        v2_wasm,
+        &v2_image,
+        &metadata,
+        &placeholder,
+        &registry_options,
+    )
+    .await
+    .expect("push v2");
     let before = handle.functions().get(PAT).cloned().expect("v1 served");
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -8,6 +8,10 @@
 #[path = "../oci_support/mod.rs"]
 mod oci_support;
 
+#[path = "../grpc_support/mod.rs"]
+mod grpc_support;
+
 mod render;
+mod runnable_package;
 mod sandbox;
 mod support;
