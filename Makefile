@@ -15,9 +15,9 @@ WASM_DIR := target/$(WASM_TARGET)/$(WASM_PROFILE)
 VENV := .venv
 
 # Every wasm component the workspace builds: shipped functions and test guests.
-WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl
+WASM_PACKAGES := hello function-auto-ready function-patch-and-transform function-annotate function-environment-configs function-extra-resources function-sequencer function-status-transformer function-cel-filter function-cidr function-go-templating function-kcl typed-resources
 
-.PHONY: all build install wasm render image image-check musl-target test disk-check lint fmt-check fmt bench bench-tools fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
+.PHONY: kopium all build install wasm render image image-check musl-target test disk-check lint fmt-check fmt bench bench-tools fuzz fuzz-tools venv deps go-peer container-function gotmpl-oracle toolchain third-party wasm-target clean
 
 all: build
 
@@ -155,6 +155,14 @@ test: disk-check fmt-check wasm venv deps image-check
 	XFN_BIN=$(CURDIR)/target/debug/xfn XFN_STATIC_BIN=$(TARGET_DIR)/$(MUSL_TARGET)/image-check/xfn.image \
 	RUSTC_WORKSPACE_WRAPPER=$(CLIPPY_DRIVER) CLIPPY_ARGS=$(CLIPPY_DENY_WARNINGS) \
 		$(CARGO) test --workspace --all-targets
+
+# kopium (pinned), which turns a provider's CRD into Rust types, into
+# $(TARGET_DIR)/kopium: with it, `make test` also checks that
+# examples/typed-resources/src/bucket.rs is what kopium makes of its CRD.
+# (Not part of `make test`: a 4-minute build for a check of a generated file.)
+KOPIUM_VERSION := 0.24.1
+kopium:
+	$(CARGO) install kopium --version $(KOPIUM_VERSION) --locked --root $(TARGET_DIR)/kopium
 
 ## Benchmarks ----------------------------------------------------------------
 

@@ -17,5 +17,6 @@ mod operation_render;
 mod render;
 mod render_development;
 mod sdk_package;
+mod typed_resources;
 mod upstream_examples;
 mod validate;
