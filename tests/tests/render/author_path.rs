@@ -47,15 +47,37 @@ fn target_dir() -> PathBuf {
 /// Runs `make` with `args` in `dir` under [`MAKE_LIMIT`]; panics with its
 /// output if it fails, else returns its standard output.
 fn make(dir: &Path, args: &[&str], cache: &Path) -> String {
+    let mut make_args = vec![
+        "make",
+        // Silent: stdout is the recipes' output only (xfn render's YAML).
+        "--silent",
+        "--no-print-directory",
+    ];
+    make_args.extend_from_slice(args);
+    as_the_author(dir, &make_args, cache)
+}
+
+/// Runs `command` in `dir` under [`MAKE_LIMIT`] in the author's
+/// environment: the `xfn` under test first on PATH, cargo offline and
+/// building into [`target_dir`], nothing of the cargo and make running
+/// this test. Panics with its output if it fails, else returns its
+/// standard output.
+fn as_the_author(dir: &Path, command: &[&str], cache: &Path) -> String {
+    let xfn_dir = std::fs::canonicalize(xfn_tests::xfn_bin())
+        .expect("the xfn under test")
+        .parent()
+        .expect("its directory")
+        .to_owned();
+    let path = std::env::join_paths(std::iter::once(xfn_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
     let out = Command::new("timeout")
         .arg("--kill-after=10")
         .arg(MAKE_LIMIT.as_secs().to_string())
-        .arg("make")
-        // Silent: stdout is the recipes' output only (xfn render's YAML).
-        .arg("--silent")
-        .arg("--no-print-directory")
-        .args(args)
+        .args(command)
         .current_dir(dir)
+        .env("PATH", path)
         .env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_NET_OFFLINE", "true")
         // xfn's compile cache, private to the test.
@@ -71,10 +93,10 @@ fn make(dir: &Path, args: &[&str], cache: &Path) -> String {
         .env_remove("XFN_LOG")
         .env_remove("XFN_BIN")
         .output()
-        .expect("run make");
+        .expect("run the command");
     assert!(
         out.status.success(),
-        "make {args:?} in {} failed ({}):\n{}\n{}",
+        "{command:?} in {} failed ({}):\n{}\n{}",
         dir.display(),
         out.status,
         String::from_utf8_lossy(&out.stdout),
@@ -318,5 +340,60 @@ fn a_new_function_tests_builds_renders_pushes_and_builds_elsewhere() {
         "author's path: {:<32} {:>8.1} s",
         "total",
         total.as_secs_f64()
+    );
+}
+
+/// The CI workflow `xfn new` writes, run as GitHub would run it, step by
+/// step in a git checkout of the crate: every `run:` step in order, each
+/// with `bash -e` (GitHub's default shell). The `uses:` steps (checkout,
+/// cache) are GitHub's own; the xfn under test is first on PATH, so the
+/// workflow's "Install xfn" finds it.
+#[test]
+fn the_ci_workflow_of_a_new_function_passes() {
+    let work = tempfile::tempdir().expect("temp dir");
+    let cache = work.path().join("xfn-cache");
+    let created = run_xfn(work.path(), &strings(&["new", "function-ci"]));
+    succeeded("xfn new", &created);
+    let crate_dir = work.path().join("function-ci");
+    for git in [
+        &["init", "--quiet"][..],
+        &["add", "."],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.org",
+            "commit",
+            "--quiet",
+            "-m",
+            "new",
+        ],
+    ] {
+        as_the_author(&crate_dir, &[&["git"][..], git].concat(), &cache);
+    }
+    let workflow = yaml_file(&crate_dir.join(".github/workflows/ci.yaml"));
+    let steps = workflow["jobs"]["ci"]["steps"].as_array().expect("steps");
+    let mut ran = Vec::new();
+    for step in steps {
+        let Some(script) = step["run"].as_str() else {
+            assert!(step["uses"].is_string(), "a step that runs nothing: {step}");
+            continue;
+        };
+        let name = step["name"].as_str().unwrap_or(script);
+        as_the_author(&crate_dir, &["bash", "-e", "-c", script], &cache);
+        ran.push(name.to_owned());
+    }
+    assert_eq!(
+        ran,
+        [
+            "Toolchain",
+            "Lint",
+            "Test",
+            "Build the component",
+            "The input's CRD is current",
+            "Install xfn",
+            "Render the example"
+        ],
+        "every step of the workflow ran"
     );
 }
