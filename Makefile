@@ -51,14 +51,19 @@ $(VENV)/.installed: tests/requirements.txt
 wasm: wasm-target
 	$(CARGO) build --profile $(WASM_PROFILE) --target $(WASM_TARGET) $(addprefix -p ,$(WASM_PACKAGES))
 
+# Then the built-in functions are compiled for this machine into the
+# binary (xfn precompile-builtins), so that a first render costs what a
+# warm one does.
 build: wasm
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn
+	target/release/xfn precompile-builtins
 
 # xfn, with the built-in functions, into $(PREFIX)/bin (cargo's default
 # ~/.cargo/bin, which rustup puts on PATH).
 PREFIX ?= $(or $(CARGO_INSTALL_ROOT),$(HOME)/.cargo)
 install: wasm
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) install --locked --path host --root $(PREFIX)
+	$(PREFIX)/bin/xfn precompile-builtins
 
 ## Image -------------------------------------------------------------------
 
@@ -91,6 +96,7 @@ musl-target: toolchain
 image: wasm musl-target
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --profile $(IMAGE_PROFILE) --target $(MUSL_TARGET) -p xfn --bin xfn
 	objcopy --strip-debug $(IMAGE_BIN) $(IMAGE_BIN).image
+	$(if $(filter image-check,$(IMAGE_PROFILE)),,$(IMAGE_BIN).image precompile-builtins)
 	python3 deploy/oci-image.py --binary $(IMAGE_BIN).image --ca-bundle $(CA_BUNDLE) \
 		--name $(IMAGE_NAME) --tag $(IMAGE_TAG) --epoch $(SOURCE_DATE_EPOCH) --out $(IMAGE_DIR)
 
@@ -168,6 +174,7 @@ kopium:
 
 bench: wasm venv deps bench-tools
 	XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) $(CARGO) build --release -p xfn --bin xfn
+	target/release/xfn precompile-builtins
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \
 		$(CARGO) bench -p xfn-runtime --bench host
 	XFN_WASM_DIR=$(CURDIR)/$(WASM_DIR) XFN_BUILTIN_DIR=$(CURDIR)/$(WASM_DIR) XFN_PYTHON=$(CURDIR)/$(VENV)/bin/python \

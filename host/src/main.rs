@@ -57,6 +57,8 @@ enum Command {
     Inspect(cli::oci::InspectArgs),
     /// Create a function crate that builds, tests and renders as it is.
     New(cli::new::NewArgs),
+    /// Compile the built-in functions for this machine into this executable.
+    PrecompileBuiltins(cli::precompile::PrecompileArgs),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Pull(args) => on_runtime(cli::oci::pull(args)),
         Command::Inspect(args) => on_runtime(cli::oci::inspect(args)),
         Command::New(args) => cli::new::run(args),
+        Command::PrecompileBuiltins(args) => cli::precompile::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

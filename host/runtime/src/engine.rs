@@ -191,7 +191,7 @@ impl Inner {
 /// Bytes of each pooled table kept resident between calls.
 const TABLE_KEEP_RESIDENT: usize = 2 << 20;
 
-fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
+pub(crate) fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
     let mut wasm = Config::new();
     wasm.epoch_interruption(true)
         .wasm_component_model(true)

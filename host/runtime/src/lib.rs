@@ -32,6 +32,7 @@ pub mod guest_log;
 pub mod local_module;
 pub mod metrics;
 pub mod pipeline;
+pub mod precompiled;
 pub mod protocol;
 mod response_check;
 mod sandbox;

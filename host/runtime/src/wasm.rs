@@ -13,6 +13,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use crate::compile_cache::CompileCache;
 use crate::engine::{FunctionSlots, HostEngine};
 use crate::function::Function;
+use crate::precompiled::Precompiled;
 use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
 use crate::response_check::check_response;
 use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
@@ -32,6 +33,9 @@ pub struct WasmRuntime {
     engine: HostEngine,
     linker: Arc<Linker<Sandbox>>,
     cache: Option<CompileCache>,
+    /// Compiled components that came with the binary, tried before the
+    /// cache (see [`crate::precompiled`]).
+    precompiled: Option<Arc<Precompiled>>,
     /// The components loaded and still in use, by the BLAKE3 hash of their
     /// bytes: functions with the same component share one compiled copy.
     loaded: Arc<Mutex<HashMap<blake3::Hash, LoadedEntry>>>,
@@ -63,8 +67,48 @@ impl WasmRuntime {
             engine,
             linker: Arc::new(linker),
             cache,
+            precompiled: None,
             loaded: Arc::default(),
         })
+    }
+
+    /// The same runtime, loading a component from `precompiled` when it
+    /// holds the component's compiled form and this engine accepts it,
+    /// before the compile cache. `precompiled` must be this executable's
+    /// own (see [`crate::precompiled`]): its artifacts are trusted.
+    pub fn with_precompiled(mut self, precompiled: Option<Arc<Precompiled>>) -> WasmRuntime {
+        self.precompiled = precompiled;
+        self
+    }
+
+    /// The precompiled form of the component whose hash is `hash`, if the
+    /// binary carries one this engine accepts.
+    fn precompiled_component(&self, hash: &blake3::Hash) -> Option<Component> {
+        let artifact = match self.precompiled.as_ref()?.artifact(hash)? {
+            Ok(artifact) => artifact,
+            Err(e) => {
+                tracing::warn!("{e}; compiling the component instead");
+                return None;
+            }
+        };
+        // SAFETY: the artifact is read from this executable's own section,
+        // which `xfn precompile-builtins` wrote with wasmtime's
+        // `precompile_component`; wasmtime itself refuses an artifact of
+        // another version, configuration or CPU.
+        #[allow(unsafe_code)]
+        let deserialized = unsafe { Component::deserialize(self.engine.engine(), &artifact) };
+        match deserialized {
+            Ok(component) => {
+                tracing::debug!("loaded the precompiled component {hash}");
+                Some(component)
+            }
+            Err(e) => {
+                tracing::debug!(
+                    "the precompiled component {hash} does not suit this engine ({e:#}); compiling it"
+                );
+                None
+            }
+        }
     }
 
     /// The engine this runtime compiles for.
@@ -93,11 +137,13 @@ impl WasmRuntime {
         if let Some(linked) = shared.upgrade() {
             return Ok(self.function(name, linked));
         }
-        let component = match &self.cache {
-            Some(cache) => cache
+        let precompiled = self.precompiled_component(&hash);
+        let component = match (precompiled, &self.cache) {
+            (Some(component), _) => component,
+            (None, Some(cache)) => cache
                 .load_or_compile_hashed(self.engine.engine(), bytes, &hash)
                 .map_err(load_error)?,
-            None => Component::new(self.engine.engine(), bytes)
+            (None, None) => Component::new(self.engine.engine(), bytes)
                 .map_err(|e| load_error(format!("cannot compile component: {e:#}")))?,
         };
         let linked = Arc::new(self.link(&component).map_err(load_error)?);

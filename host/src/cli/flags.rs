@@ -154,7 +154,8 @@ pub fn wasm_runtime(config: HostConfig, cache_dir: Option<PathBuf>) -> anyhow::R
     let cache = cache_dir
         .or_else(CompileCache::default_dir)
         .map(CompileCache::new);
-    Ok(WasmRuntime::new(engine, cache)?)
+    Ok(WasmRuntime::new(engine, cache)?
+        .with_precompiled(xfn_runtime::precompiled::of_this_executable()))
 }
 
 /// Shortest `--timeout`: the host notices a deadline within one epoch tick

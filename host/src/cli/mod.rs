@@ -8,6 +8,7 @@ pub mod logging;
 pub mod new;
 pub mod oci;
 pub mod operation;
+pub mod precompile;
 pub mod render;
 pub mod serve;
 pub mod validate;

@@ -14,6 +14,7 @@ mod function_logs;
 mod kcl_embedded;
 mod local_files;
 mod operation_render;
+mod precompiled;
 mod render;
 mod render_development;
 mod sdk_package;
