@@ -41,6 +41,10 @@
 //! 12. a warm call of function-kcl on a typical corpus-shaped program,
 //!     through the wasm host and natively, beside item 1's P&T call and the
 //!     real KCL's (kcl-lib) time for the same program.
+//! 13. many functions in one `xfn serve` with a real component (P&T): ready
+//!     time and resident memory for 100 and 1,000 functions of one
+//!     component, and 100 distinct components, from an empty then a warm
+//!     compile cache.
 //!
 //! Without `--bench` (as `cargo test --all-targets` runs it) it runs a smoke
 //! version of the in-process measurements only, in a few seconds, and writes
@@ -56,6 +60,9 @@ mod cluster_pod;
 
 #[path = "suite/pinned.rs"]
 mod pinned;
+
+#[path = "suite/many_functions.rs"]
+mod many_functions;
 
 #[path = "suite/kcl.rs"]
 mod kcl;
@@ -143,10 +150,13 @@ fn main() {
                 if suite.wants(11) {
                     suite.pinned(&bin);
                 }
+                if suite.wants(13) {
+                    suite.many_functions(&bin);
+                }
             }
             None => suite.notes.push(
                 "target/release/xfn is missing (set XFN_BIN or run `make bench`): \
-                 items 3-5, 7 and 8 skipped"
+                 items 3-5, 7-9, 11 and 13 skipped"
                     .into(),
             ),
         }
