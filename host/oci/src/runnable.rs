@@ -20,7 +20,6 @@
 //! once.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use object::elf;
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
@@ -278,27 +277,14 @@ fn platform_entry(manifest: &[u8], architecture: &str, os: &str) -> serde_json::
 /// component, 0644, both owned by root, at time `mtime`), and that tar
 /// gzipped without a time or name in its header.
 fn files_layer(binary: &[u8], component: &[u8], mtime: u64) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut builder = tar::Builder::new(Vec::new());
-    for (path, mode, bytes) in [
-        (ENTRYPOINT_BINARY, 0o755, binary),
-        (COMPONENT_FILE, 0o644, component),
-    ] {
-        let mut header = tar::Header::new_ustar();
-        header.set_entry_type(tar::EntryType::Regular);
-        header.set_size(bytes.len() as u64);
-        header.set_mode(mode);
-        header.set_mtime(mtime);
-        header.set_uid(0);
-        header.set_gid(0);
-        builder.append_data(&mut header, path, bytes)?;
-    }
-    let tar = builder.into_inner()?;
-    let mut gz = flate2::GzBuilder::new()
-        .mtime(0)
-        .write(Vec::new(), flate2::Compression::default());
-    gz.write_all(&tar)?;
-    let layer = gz.finish()?;
-    Ok((tar, layer))
+    crate::xpkg::reproducible_layer(
+        &[
+            (ENTRYPOINT_BINARY, 0o755, binary),
+            (COMPONENT_FILE, 0o644, component),
+        ],
+        mtime,
+        flate2::Compression::default(),
+    )
 }
 
 #[cfg(test)]

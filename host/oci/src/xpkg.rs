@@ -568,19 +568,35 @@ fn label(layer: &Digest) -> String {
 /// the gzip header has no time or name (the deflate stream depends only on
 /// the input and the compression level).
 fn package_layer(yaml: &[u8]) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut header = tar::Header::new_ustar();
-    header.set_entry_type(tar::EntryType::Regular);
-    header.set_size(yaml.len() as u64);
-    header.set_mode(0o644);
-    header.set_mtime(0);
-    header.set_uid(0);
-    header.set_gid(0);
+    reproducible_layer(
+        &[(PACKAGE_FILE, 0o644, yaml)],
+        0,
+        flate2::Compression::best(),
+    )
+}
+
+/// A layer of regular files (path, mode, bytes), each owned by root with
+/// modification time `mtime` and no owner names, and that tar gzipped at
+/// `level` without a time or name in the gzip header: the same files give
+/// the same bytes.
+pub(crate) fn reproducible_layer(
+    files: &[(&str, u32, &[u8])],
+    mtime: u64,
+    level: flate2::Compression,
+) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
     let mut builder = tar::Builder::new(Vec::new());
-    builder.append_data(&mut header, PACKAGE_FILE, yaml)?;
+    for (path, mode, bytes) in files {
+        let mut header = tar::Header::new_ustar();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_size(bytes.len() as u64);
+        header.set_mode(*mode);
+        header.set_mtime(mtime);
+        header.set_uid(0);
+        header.set_gid(0);
+        builder.append_data(&mut header, path, *bytes)?;
+    }
     let tar = builder.into_inner()?;
-    let mut gz = flate2::GzBuilder::new()
-        .mtime(0)
-        .write(Vec::new(), flate2::Compression::best());
+    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), level);
     gz.write_all(&tar)?;
     let layer = gz.finish()?;
     Ok((tar, layer))

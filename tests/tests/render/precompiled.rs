@@ -36,6 +36,18 @@ fn render(bin: &Path, cache: &Path) -> xfn_tests::Run {
     }
 }
 
+/// Renders with `bin` and an empty cache: the reference's output, `log`
+/// on standard error, and `compiled` entries in the cache after.
+#[track_caller]
+fn renders_as(bin: &Path, reference: &xfn_tests::Run, log: &str, compiled: usize) {
+    let cache = tempfile::tempdir().expect("cache");
+    let run = render(bin, cache.path());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, reference.stdout);
+    assert!(run.stderr.contains(log), "{log:?} in {}", run.stderr);
+    assert_eq!(compiled_entries(cache.path()), compiled, "compiled entries");
+}
+
 /// The compiled entries a cache holds.
 fn compiled_entries(cache: &Path) -> usize {
     std::fs::read_dir(cache.join("compiled")).map_or(0, |d| d.count())
@@ -78,16 +90,8 @@ fn a_render_with_an_empty_cache_loads_the_precompiled_built_in() {
         "it compiled P&T"
     );
 
-    let cache = tempfile::tempdir().expect("cache");
-    let run = render(&bin, cache.path());
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, reference.stdout);
-    assert!(
-        run.stderr.contains("loaded the precompiled component"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(compiled_entries(cache.path()), 0, "nothing was compiled");
+    // Nothing compiled.
+    renders_as(&bin, &reference, "loaded the precompiled component", 0);
 
     // Written again, the section replaces the old one, byte for byte.
     let again = run_xfn(dir.path(), &args(&["--output", "xfn-2"]));
@@ -121,16 +125,7 @@ fn a_render_with_an_empty_cache_loads_the_precompiled_built_in() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .expect("chmod");
-    let cache = tempfile::tempdir().expect("cache");
-    let run = render(&damaged, cache.path());
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, reference.stdout);
-    assert!(
-        run.stderr.contains("the precompiled index is damaged"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(compiled_entries(cache.path()), 1, "compiled instead");
+    renders_as(&damaged, &reference, "the precompiled index is damaged", 1);
 
     let unknown = run_xfn(
         dir.path(),
