@@ -96,7 +96,7 @@ impl WasmRuntime {
         // `precompile_component`; wasmtime itself refuses an artifact of
         // another version, configuration or CPU.
         #[allow(unsafe_code)]
-        let deserialized = unsafe { Component::deserialize(self.engine.engine(), &artifact) };
+        let deserialized = unsafe { Component::deserialize(self.engine.engine(), artifact) };
         match deserialized {
             Ok(component) => {
                 tracing::debug!("loaded the precompiled component {hash}");
