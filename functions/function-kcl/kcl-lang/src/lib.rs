@@ -123,7 +123,7 @@ fn run_parsed(prog: Vec<ast::Stmt>, opts: &RunOptions) -> Result<Output, Error> 
     Ok(Output {
         values,
         printed: std::mem::take(&mut it.printed),
-        stream: it.stream.take().map(|(docs, _)| docs),
+        stream: it.module.stream.take().map(|(docs, _)| docs),
     })
 }
 

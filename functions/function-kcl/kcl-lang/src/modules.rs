@@ -174,7 +174,7 @@ impl Interp {
     /// `line`: runs it the first time, and gives its key.
     pub(crate) fn import_user_module(&mut self, path: &str, line: u32) -> Result<Rc<str>, Error> {
         let packages = self.mods.packages.clone();
-        let Some(r) = resolve(&packages, &self.loc, path) else {
+        let Some(r) = resolve(&packages, &self.module.loc, path) else {
             return eval_err(
                 format!(
                     "cannot find the module {path:?} imported at line {line}: no such file or \
