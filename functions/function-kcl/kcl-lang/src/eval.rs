@@ -110,7 +110,7 @@ impl Interp {
     /// A new interpreter with the given `option()` values and limits.
     pub fn new(options: HashMap<String, Value>, limits: Limits) -> Interp {
         Interp {
-            mods: crate::modules::Registry::new(Default::default()),
+            mods: crate::modules::Registry::new(Default::default(), Default::default()),
             module: ModState::default(),
             locals: Vec::new(),
             options,

@@ -623,13 +623,19 @@ fn differential_against_reference_kcl() {
     let (mut equal, mut unsupported, mut different) =
         (0, BTreeMap::<String, Vec<String>>::new(), Vec::new());
     let mut both_error = 0;
+    let (mut misplaced, mut places_checked) = (Vec::new(), 0);
     for p in &programs {
         let theirs = &reference[&p.name];
         let mine = ours(p);
+        match misplaced_error(p, &mine, theirs) {
+            Some(Ok(())) => places_checked += 1,
+            Some(Err(wrong)) => misplaced.push(wrong),
+            None => {}
+        }
         match (&mine, theirs) {
-            (Err(Error::Unsupported { feature, .. }), _) => {
+            (Err(e), _) if e.unsupported_feature().is_some() => {
                 unsupported
-                    .entry(feature.clone())
+                    .entry(e.unsupported_feature().unwrap_or_default().to_string())
                     .or_default()
                     .push(p.name.clone());
             }
@@ -715,6 +721,60 @@ fn differential_against_reference_kcl() {
         "{} programs differ from the reference KCL: {unexplained:?}",
         unexplained.len()
     );
+    eprintln!(
+        "  error places of failing package programs: {places_checked} as the reference's, {} not",
+        misplaced.len()
+    );
+    assert!(
+        misplaced.is_empty(),
+        "errors of package programs not where the reference KCL puts them:\n{}",
+        misplaced.join("\n")
+    );
+}
+
+/// For a package program meant to fail (`packages/err_*`): whether its
+/// error is at a place the reference's error names (the file, relative to
+/// the package directory, and the line), and if not, why; `None` for other
+/// programs.
+fn misplaced_error(
+    p: &Program,
+    mine: &Result<String, Error>,
+    theirs: &Result<String, String>,
+) -> Option<Result<(), String>> {
+    let dir = p
+        .dir
+        .as_ref()
+        .filter(|_| p.name.starts_with("packages/err_"))?;
+    let (mine, theirs) = match (mine, theirs) {
+        (Err(mine), Err(theirs)) => (mine, theirs),
+        _ => return Some(Err(format!("{}: does not fail on both sides", p.name))),
+    };
+    // The main file runs inline: its errors name no file.
+    let at = (mine.file().unwrap_or("main.k").to_string(), mine.line());
+    let places = reference_places(theirs, dir);
+    if places.contains(&at) {
+        return Some(Ok(()));
+    }
+    Some(Err(format!(
+        "{}: xfn-kcl at {}:{} ({mine}), the reference at {places:?}",
+        p.name, at.0, at.1
+    )))
+}
+
+/// The places (`--> FILE:LINE:COLUMN`) a reference error names, as files
+/// relative to `dir` and lines.
+fn reference_places(msg: &str, dir: &Path) -> Vec<(String, u32)> {
+    let colors = regex::Regex::new("\x1b\\[[0-9;]*m").expect("regex");
+    let place = regex::Regex::new(r"--> (.+):(\d+):\d+").expect("regex");
+    let msg = colors.replace_all(msg, "");
+    let dir = format!("{}/", dir.display());
+    place
+        .captures_iter(&msg)
+        .filter_map(|c| {
+            let file = c[1].strip_prefix(&dir)?.to_string();
+            Some((file, c[2].parse().ok()?))
+        })
+        .collect()
 }
 
 /// Prints generated program number `GEN` (e.g. `GEN=042`), to look at
