@@ -17,6 +17,7 @@ mod ast;
 mod builtins;
 mod error;
 mod eval;
+mod kcl_mod;
 mod lexer;
 mod modules;
 mod parser;
@@ -32,6 +33,7 @@ use sources::SourceMap;
 
 pub use error::Error;
 pub use eval::Limits;
+pub use kcl_mod::MAX_ENTRIES;
 pub use modules::{Files, MAX_FILES, MAX_IMPORT_DEPTH, MAX_MODULES, MAX_PACKAGE_BYTES, Packages};
 pub use value::{Dict, Map, Value};
 
@@ -78,19 +80,15 @@ pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     run_parsed(prog, opts, SourceMap::after(lines.saturating_add(1)))
 }
 
-/// Runs the main package of `opts.packages`: its root directory's `.k`
-/// files (`_test.k` aside), in the order of their names, as one module, as
-/// `kcl run` of a package directory does. Its errors give their file and
+/// Runs the main package of `opts.packages` as `kcl run` of a package
+/// directory does: the files its `kcl.mod` lists as `[profile] entries`,
+/// in that order, or without entries its root directory's `.k` files
+/// (`_test.k` aside) in the order of their names, as one module (see
+/// `kcl_mod.rs` for how entries resolve). Its errors give their file and
 /// line ([`Error::InFile`]).
 pub fn run_package(opts: &RunOptions) -> Result<Output, Error> {
     opts.packages.check()?;
-    let files = Packages::dir_files(&opts.packages.main, "");
-    if files.is_empty() {
-        return Err(Error::Eval {
-            line: 0,
-            msg: "the package has no .k file at its root".into(),
-        });
-    }
+    let files = kcl_mod::program_files(&opts.packages.main)?;
     let mut sources = SourceMap::after(0);
     let mut prog = Vec::new();
     for f in files {
