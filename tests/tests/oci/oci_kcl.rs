@@ -3,7 +3,9 @@
 //! tar layer of the package directory), built here and copied into a
 //! `docker-registry` with skopeo; `xfn render` pulls them on the host,
 //! hands the files to the built-in function-kcl, and renders again from
-//! its cache with the registry gone.
+//! its cache with the registry gone. A package runs the files its
+//! `kcl.mod` lists as `[profile] entries`, and an error in one of its
+//! modules names the module's file.
 
 use std::path::Path;
 
@@ -288,6 +290,83 @@ fn hostile_packages_are_refused() {
     assert_ne!(run.code, 0, "{}", run.stdout);
     assert!(
         run.stderr.contains("more than 10000 .k files"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_oci_package_runs_its_kcl_mod_entries_and_names_a_failing_file() {
+    let registry = Registry::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let cache = work.path().join("cache");
+
+    // kcl.mod lists a subdirectory's file first, then main.k; other.k is
+    // not listed, so it must not run (it would fail).
+    let entries = push_kcl_package(
+        &registry,
+        "kcl/entries:1.0.0",
+        "entries",
+        &[
+            (
+                "kcl.mod",
+                b"[package]\nname = \"entries\"\nversion = \"1.0.0\"\n\n[profile]\nentries = [\"base/names.k\", \"main.k\"]\n",
+            ),
+            (
+                "base/names.k",
+                b"full = lambda a: str -> str { \"${a}-from-entries\" }\n",
+            ),
+            (
+                "main.k",
+                b"items = [{apiVersion = \"v1\", kind = \"ConfigMap\", metadata.name = full(option(\"params\").oxr.metadata.name)}]\n",
+            ),
+            ("other.k", b"assert False, \"other.k is not an entry\"\n"),
+        ],
+        true,
+    );
+    let run = render(
+        work.path(),
+        &cache,
+        &composition(&format!("        source: oci://{entries}\n")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("name: shop-from-entries"),
+        "{}",
+        run.stdout
+    );
+
+    // A module of the package fails while it runs: the error names its
+    // file and line in the package.
+    let failing = push_kcl_package(
+        &registry,
+        "kcl/failing:1.0.0",
+        "failing",
+        &[
+            (
+                "kcl.mod",
+                b"[package]\nname = \"failing\"\nversion = \"1.0.0\"\n",
+            ),
+            (
+                "main.k",
+                b"import models.limits\n\nitems = []\nn = limits.replicas\n",
+            ),
+            (
+                "models/limits.k",
+                b"replicas = 3\n\nassert replicas <= 2, \"replicas exceed the maximum\"\n",
+            ),
+        ],
+        true,
+    );
+    let run = render(
+        work.path(),
+        &cache,
+        &composition(&format!("        source: oci://{failing}\n")),
+    );
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("evaluation error at models/limits.k:3: replicas exceed the maximum"),
         "{}",
         run.stderr
     );

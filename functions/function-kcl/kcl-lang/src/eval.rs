@@ -48,19 +48,28 @@ pub struct Interp {
     /// The imported user modules (their parked states), the package
     /// files they come from, and which one is running.
     pub(crate) mods: crate::modules::Registry,
-    pub(crate) globals: Map,
-    assigned: HashSet<String>,
+    /// The running module's state (the others are parked in `mods`).
+    pub(crate) module: ModState,
     /// Local scopes, innermost last; a call starts a fresh stack.
     pub(crate) locals: Vec<Map>,
     pub(crate) options: HashMap<String, Value>,
     pub(crate) limits: Limits,
     steps: u64,
     depth: u32,
-    /// Names of modules imported (alias → module).
-    modules: HashMap<String, String>,
     /// Text printed by `print()`.
     pub(crate) printed: String,
     stack_base: usize,
+}
+
+/// The per-module part of the interpreter's state: the running module's
+/// is [`Interp::module`]; a module that is not running keeps it parked in
+/// the registry (see [`Interp::in_module`]).
+#[derive(Default)]
+pub(crate) struct ModState {
+    globals: Map,
+    assigned: HashSet<String>,
+    /// Names of modules imported (alias → module).
+    modules: HashMap<String, String>,
     /// The program, for statements evaluated before their turn.
     prog: Rc<Vec<Stmt>>,
     /// Top-level names set by one unconditional statement, and its index.
@@ -83,27 +92,7 @@ pub struct Interp {
     /// The output document: public top-level variables and the entries of
     /// top-level config expressions, in the order they were set.
     doc: Map,
-    /// Where the running module is (its package and directory).
-    pub(crate) loc: crate::modules::ModLoc,
-}
-
-/// The per-module part of the interpreter's state: a module that is not
-/// running keeps it parked in the registry (see [`Interp::in_module`]).
-#[derive(Default)]
-pub(crate) struct ModState {
-    globals: Map,
-    assigned: HashSet<String>,
-    modules: HashMap<String, String>,
-    prog: Rc<Vec<Stmt>>,
-    pending: HashMap<String, usize>,
-    done: Vec<bool>,
-    top_names: HashSet<String>,
-    cur_top: usize,
-    doc_pos: HashMap<String, (bool, usize)>,
-    aliases: HashMap<String, Type>,
-    scalar_doc: Option<(Value, u32)>,
-    stream: Option<(Vec<Value>, u32)>,
-    doc: Map,
+    /// Where the module is (its package and directory).
     pub(crate) loc: crate::modules::ModLoc,
 }
 
@@ -121,28 +110,15 @@ impl Interp {
     /// A new interpreter with the given `option()` values and limits.
     pub fn new(options: HashMap<String, Value>, limits: Limits) -> Interp {
         Interp {
-            mods: crate::modules::Registry::new(Default::default()),
-            loc: Default::default(),
-            globals: Map::new(),
-            assigned: HashSet::new(),
+            mods: crate::modules::Registry::new(Default::default(), Default::default()),
+            module: ModState::default(),
             locals: Vec::new(),
             options,
             limits,
             steps: 0,
             depth: 0,
-            modules: HashMap::new(),
             printed: String::new(),
             stack_base: crate::stack::here(),
-            stream: None,
-            scalar_doc: None,
-            aliases: HashMap::new(),
-            prog: Rc::new(Vec::new()),
-            pending: HashMap::new(),
-            done: Vec::new(),
-            top_names: HashSet::new(),
-            cur_top: 0,
-            doc_pos: HashMap::new(),
-            doc: Map::new(),
         }
     }
 
@@ -152,25 +128,6 @@ impl Interp {
         self.stack_base = crate::stack::here();
         self.run_top(prog)?;
         self.output()
-    }
-
-    /// Swaps the running module's state with `st`.
-    fn swap_state(&mut self, st: &mut ModState) {
-        use std::mem::swap;
-        swap(&mut self.globals, &mut st.globals);
-        swap(&mut self.assigned, &mut st.assigned);
-        swap(&mut self.modules, &mut st.modules);
-        swap(&mut self.prog, &mut st.prog);
-        swap(&mut self.pending, &mut st.pending);
-        swap(&mut self.done, &mut st.done);
-        swap(&mut self.top_names, &mut st.top_names);
-        swap(&mut self.cur_top, &mut st.cur_top);
-        swap(&mut self.doc_pos, &mut st.doc_pos);
-        swap(&mut self.aliases, &mut st.aliases);
-        swap(&mut self.scalar_doc, &mut st.scalar_doc);
-        swap(&mut self.stream, &mut st.stream);
-        swap(&mut self.doc, &mut st.doc);
-        swap(&mut self.loc, &mut st.loc);
     }
 
     /// Runs `f` with module `id`'s globals in force (a lambda or schema
@@ -185,14 +142,12 @@ impl Interp {
         if id == prev {
             return f(self);
         }
-        let mut st = std::mem::take(&mut self.mods.states[id]);
-        self.swap_state(&mut st);
-        self.mods.states[prev] = st;
+        let parked = std::mem::take(&mut self.mods.states[id]);
+        self.mods.states[prev] = std::mem::replace(&mut self.module, parked);
         self.mods.current = id;
         let r = f(self);
-        let mut st = std::mem::take(&mut self.mods.states[prev]);
-        self.swap_state(&mut st);
-        self.mods.states[id] = st;
+        let parked = std::mem::take(&mut self.mods.states[prev]);
+        self.mods.states[id] = std::mem::replace(&mut self.module, parked);
         self.mods.current = prev;
         r
     }
@@ -200,7 +155,7 @@ impl Interp {
     /// A global of module `id` (the running one or a parked one).
     pub(crate) fn module_global(&self, id: usize, name: &str) -> Option<&Value> {
         if id == self.mods.current {
-            self.globals.get(name)
+            self.module.globals.get(name)
         } else {
             self.mods.states.get(id)?.globals.get(name)
         }
@@ -233,23 +188,23 @@ impl Interp {
                 _ => None,
             };
             if let Some(n) = name {
-                self.pending.entry(n).or_insert(i);
+                self.module.pending.entry(n).or_insert(i);
             }
             // A name only an `if` sets, read before the `if` runs.
             if let StmtKind::If(arms) = &s.kind {
                 for (_, body) in arms {
-                    collect_names(body, &mut self.top_names);
+                    collect_names(body, &mut self.module.top_names);
                 }
             }
         }
-        self.done = vec![false; prog.len()];
-        self.prog = prog.clone();
+        self.module.done = vec![false; prog.len()];
+        self.module.prog = prog.clone();
         for (i, s) in prog.iter().enumerate() {
-            if self.done[i] {
+            if self.module.done[i] {
                 continue;
             }
-            self.done[i] = true;
-            self.cur_top = i;
+            self.module.done[i] = true;
+            self.module.cur_top = i;
             // The module's docstring.
             if i == 0
                 && matches!(
@@ -272,8 +227,12 @@ impl Interp {
 
     /// The main module's output, once it has run.
     fn output(&mut self) -> Result<Map, Error> {
-        let has_output = self.doc.values().any(|v| !matches!(v, Value::Undefined));
-        if let Some((v, line)) = &self.scalar_doc {
+        let has_output = self
+            .module
+            .doc
+            .values()
+            .any(|v| !matches!(v, Value::Undefined));
+        if let Some((v, line)) = &self.module.scalar_doc {
             if has_output {
                 return eval_err(
                     format!(
@@ -285,7 +244,7 @@ impl Interp {
             }
             return unsupported("a program whose output is a single scalar", *line);
         }
-        if let Some((_, line)) = &self.stream
+        if let Some((_, line)) = &self.module.stream
             && has_output
         {
             return unsupported(
@@ -295,15 +254,22 @@ impl Interp {
         }
         let mut out = Map::new();
         // In the order of the statements that set them.
-        let mut entries: Vec<(String, Value)> = std::mem::take(&mut self.doc).into_iter().collect();
-        entries.sort_by_key(|(k, _)| self.doc_pos.get(k).copied().unwrap_or((true, usize::MAX)));
+        let mut entries: Vec<(String, Value)> =
+            std::mem::take(&mut self.module.doc).into_iter().collect();
+        entries.sort_by_key(|(k, _)| {
+            self.module
+                .doc_pos
+                .get(k)
+                .copied()
+                .unwrap_or((true, usize::MAX))
+        });
         for (k, v) in entries {
             // A variable's entry holds its last value.
-            let v = match self.globals.get(&k) {
-                Some(g) if self.assigned.contains(&k) => g.clone(),
+            let v = match self.module.globals.get(&k) {
+                Some(g) if self.module.assigned.contains(&k) => g.clone(),
                 _ => v,
             };
-            if k.starts_with('_') && self.assigned.contains(&k)
+            if k.starts_with('_') && self.module.assigned.contains(&k)
                 || !v.is_data()
                 || matches!(v, Value::Undefined)
             {
@@ -393,7 +359,7 @@ impl Interp {
                 } else {
                     self.import_user_module(path, s.line)?
                 };
-                self.modules.insert(name.clone(), path.clone());
+                self.module.modules.insert(name.clone(), path.clone());
                 self.set_name(&name, Value::Module(key), s.line, true)?;
             }
             StmtKind::Assign(targets, _, value) => {
@@ -418,6 +384,7 @@ impl Interp {
                 // which unifies with an earlier `a: A {...}`.
                 let existing = match value {
                     Some((EntryOp::Union, _)) => self
+                        .module
                         .globals
                         .get(name)
                         .cloned()
@@ -461,7 +428,7 @@ impl Interp {
                 }
             }
             StmtKind::Schema(def) => {
-                if matches!(self.globals.get(&def.name), Some(Value::Schema(st)) if Rc::ptr_eq(&st.def, def))
+                if matches!(self.module.globals.get(&def.name), Some(Value::Schema(st)) if Rc::ptr_eq(&st.def, def))
                 {
                     // Defined before the run (hoisted).
                     return Ok(());
@@ -471,7 +438,7 @@ impl Interp {
             }
             StmtKind::Deprecated(..) => {}
             StmtKind::TypeAlias(name, ty) => {
-                self.aliases.insert(name.clone(), ty.clone());
+                self.module.aliases.insert(name.clone(), ty.clone());
             }
             StmtKind::Expr(e) => {
                 let v = self.expr(e)?;
@@ -480,18 +447,19 @@ impl Interp {
                         // A config at top level adds its entries to the output.
                         Value::Dict(d) => {
                             for (k, x) in &d.map {
-                                self.doc.insert(k.clone(), x.clone());
-                                self.doc_pos
+                                self.module.doc.insert(k.clone(), x.clone());
+                                self.module
+                                    .doc_pos
                                     .entry(k.clone())
-                                    .or_insert((false, self.cur_top));
+                                    .or_insert((false, self.module.cur_top));
                             }
                         }
                         Value::Func(_) | Value::Schema(_) | Value::Module(_) => {}
                         // A scalar is a document too: it conflicts with any
                         // other output (the module's docstring excepted).
                         Value::Str(_) | Value::Bool(_) | Value::Int(_) | Value::Float(_) => {
-                            if self.doc.is_empty() && self.scalar_doc.is_none() {
-                                self.scalar_doc = Some((v, s.line));
+                            if self.module.doc.is_empty() && self.module.scalar_doc.is_none() {
+                                self.module.scalar_doc = Some((v, s.line));
                             } else {
                                 return eval_err(
                                     format!(
@@ -503,8 +471,8 @@ impl Interp {
                             }
                         }
                         // A list at top level is a stream of YAML documents.
-                        Value::List(l) if self.stream.is_none() => {
-                            self.stream = Some((l.to_vec(), s.line))
+                        Value::List(l) if self.module.stream.is_none() => {
+                            self.module.stream = Some((l.to_vec(), s.line))
                         }
                         Value::List(_) => {
                             return eval_err("conflicting values between [...] and [...]", s.line);
@@ -549,7 +517,7 @@ impl Interp {
                     .collect();
                 if deps
                     .iter()
-                    .all(|d| matches!(self.globals.get(d), Some(Value::Schema(_))))
+                    .all(|d| matches!(self.module.globals.get(d), Some(Value::Schema(_))))
                 {
                     let st = self.schema_type(def)?;
                     self.set_name(&def.name, Value::Schema(st), def.line, true)?;
@@ -636,20 +604,21 @@ impl Interp {
                 line,
             );
         }
-        if !allow_reassign && !n.starts_with('_') && self.assigned.contains(n) {
+        if !allow_reassign && !n.starts_with('_') && self.module.assigned.contains(n) {
             return eval_err(
                 format!("Can not change the value of '{n}', because it was declared immutable"),
                 line,
             );
         }
-        self.assigned.insert(n.to_string());
+        self.module.assigned.insert(n.to_string());
         if !n.starts_with('_') {
-            self.doc.insert(n.to_string(), v.clone());
-            self.doc_pos
+            self.module.doc.insert(n.to_string(), v.clone());
+            self.module
+                .doc_pos
                 .entry(n.to_string())
-                .or_insert((true, self.cur_top));
+                .or_insert((true, self.module.cur_top));
         }
-        self.globals.insert(n.to_string(), v);
+        self.module.globals.insert(n.to_string(), v);
         Ok(())
     }
 
@@ -659,27 +628,27 @@ impl Interp {
                 return Ok(v.clone());
             }
         }
-        if let Some(v) = self.globals.get(n) {
+        if let Some(v) = self.module.globals.get(n) {
             return Ok(v.clone());
         }
-        if let Some(&i) = self.pending.get(n)
-            && !self.done[i]
+        if let Some(&i) = self.module.pending.get(n)
+            && !self.module.done[i]
         {
             // Set further down the program: evaluated now, at top level.
-            self.done[i] = true;
-            let prog = self.prog.clone();
+            self.module.done[i] = true;
+            let prog = self.module.prog.clone();
             let saved = std::mem::take(&mut self.locals);
-            let saved_top = std::mem::replace(&mut self.cur_top, i);
+            let saved_top = std::mem::replace(&mut self.module.cur_top, i);
             let r = self.stmt(&prog[i]);
-            self.cur_top = saved_top;
+            self.module.cur_top = saved_top;
             self.locals = saved;
             r?;
-            if let Some(v) = self.globals.get(n) {
+            if let Some(v) = self.module.globals.get(n) {
                 return Ok(v.clone());
             }
         }
-        if let Some(&i) = self.pending.get(n)
-            && self.done[i]
+        if let Some(&i) = self.module.pending.get(n)
+            && self.module.done[i]
             && self.locals.is_empty()
         {
             // Read while its own statement runs: a builtin of that name,
@@ -692,7 +661,7 @@ impl Interp {
         if builtins::is_builtin(n) {
             return Ok(Value::Func(Rc::new(Func::Builtin(n.to_string(), None))));
         }
-        if self.top_names.contains(n) {
+        if self.module.top_names.contains(n) {
             // KCL may evaluate the `if` first (its lazy top level), or not.
             return unsupported(
                 format!("reading '{n}' before the top-level `if` that sets it (lazy evaluation)"),
@@ -1835,8 +1804,8 @@ impl Interp {
                 ("float", Value::Float(_)) | ("float", Value::Int(_)) => Some(v.clone()),
                 ("list", Value::List(_)) | ("dict", Value::Dict(_)) => Some(v.clone()),
                 ("int" | "str" | "bool" | "float" | "list" | "dict", _) => None,
-                _ if self.aliases.contains_key(n) => {
-                    let alias = self.aliases.get(n).cloned().unwrap_or(Type::Any);
+                _ if self.module.aliases.contains_key(n) => {
+                    let alias = self.module.aliases.get(n).cloned().unwrap_or(Type::Any);
                     return self.try_convert(v, &alias, line);
                 }
                 _ => {

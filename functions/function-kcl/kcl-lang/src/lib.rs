@@ -17,9 +17,11 @@ mod ast;
 mod builtins;
 mod error;
 mod eval;
+mod kcl_mod;
 mod lexer;
 mod modules;
 mod parser;
+mod sources;
 mod stack;
 mod stdlib;
 mod value;
@@ -27,8 +29,11 @@ mod yaml;
 
 use std::collections::HashMap;
 
+use sources::SourceMap;
+
 pub use error::Error;
 pub use eval::Limits;
+pub use kcl_mod::MAX_ENTRIES;
 pub use modules::{Files, MAX_FILES, MAX_IMPORT_DEPTH, MAX_MODULES, MAX_PACKAGE_BYTES, Packages};
 pub use value::{Dict, Map, Value};
 
@@ -66,45 +71,49 @@ pub struct Output {
 }
 
 /// Parses and runs a program: `src` is the main file, at the root of the
-/// main package of `opts.packages`.
+/// main package of `opts.packages`. Its errors give their line; those of
+/// the modules it imports, their file and line ([`Error::InFile`]).
 pub fn run(src: &str, opts: &RunOptions) -> Result<Output, Error> {
     let prog = parser::parse_program(src, opts.limits.max_stack_bytes)?;
-    run_parsed(prog, opts)
+    // The imported modules' files are numbered after the program's lines.
+    let lines = u32::try_from(src.matches('\n').count()).unwrap_or(u32::MAX);
+    run_parsed(prog, opts, SourceMap::after(lines.saturating_add(1)))
 }
 
-/// Runs the main package of `opts.packages`: its root directory's `.k`
-/// files (`_test.k` aside), in the order of their names, as one module, as
-/// `kcl run` of a package directory does.
+/// Runs the main package of `opts.packages` as `kcl run` of a package
+/// directory does: the files its `kcl.mod` lists as `[profile] entries`,
+/// in that order, or without entries its root directory's `.k` files
+/// (`_test.k` aside) in the order of their names, as one module (see
+/// `kcl_mod.rs` for how entries resolve). Its errors give their file and
+/// line ([`Error::InFile`]).
 pub fn run_package(opts: &RunOptions) -> Result<Output, Error> {
     opts.packages.check()?;
-    let files = Packages::dir_files(&opts.packages.main, "");
-    if files.is_empty() {
-        return Err(Error::Eval {
-            line: 0,
-            msg: "the package has no .k file at its root".into(),
-        });
-    }
+    let files = kcl_mod::program_files(&opts.packages.main)?;
+    let mut sources = SourceMap::after(0);
     let mut prog = Vec::new();
     for f in files {
         let text = opts.packages.main.get(&f).map(String::as_str).unwrap_or("");
-        let stmts =
-            parser::parse_program(text, opts.limits.max_stack_bytes).map_err(|e| match e {
-                Error::Syntax { line, msg } => Error::Syntax {
-                    line,
-                    msg: format!("{msg} (in {f})"),
-                },
-                other => other,
-            })?;
+        let first = sources.add(None, &f, text)?;
+        let stmts = parser::parse_program_at(text, opts.limits.max_stack_bytes, first)
+            .map_err(|e| sources.locate_error(e))?;
         prog.extend(modules::without_docstring(stmts));
     }
-    run_parsed(prog, opts)
+    run_parsed(prog, opts, sources)
 }
 
-fn run_parsed(prog: Vec<ast::Stmt>, opts: &RunOptions) -> Result<Output, Error> {
+/// Runs a parsed main module; `sources` has its files (none for an
+/// inline program).
+fn run_parsed(
+    prog: Vec<ast::Stmt>,
+    opts: &RunOptions,
+    sources: SourceMap,
+) -> Result<Output, Error> {
     opts.packages.check()?;
     let mut it = eval::Interp::new(opts.options.clone(), opts.limits.clone());
-    it.mods = modules::Registry::new(opts.packages.clone());
-    let values = it.run(std::rc::Rc::new(prog))?;
+    it.mods = modules::Registry::new(opts.packages.clone(), sources);
+    let values = it
+        .run(std::rc::Rc::new(prog))
+        .map_err(|e| it.mods.sources.locate_error(e))?;
     // The output is walked recursively (JSON, YAML): bound its nesting.
     for (k, v) in &values {
         if v.text_size(MAX_OUTPUT_BYTES) > MAX_OUTPUT_BYTES {
@@ -123,7 +132,7 @@ fn run_parsed(prog: Vec<ast::Stmt>, opts: &RunOptions) -> Result<Output, Error> 
     Ok(Output {
         values,
         printed: std::mem::take(&mut it.printed),
-        stream: it.stream.take().map(|(docs, _)| docs),
+        stream: it.module.stream.take().map(|(docs, _)| docs),
     })
 }
 

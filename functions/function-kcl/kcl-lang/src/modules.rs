@@ -17,6 +17,7 @@ use std::rc::Rc;
 use crate::ast::Stmt;
 use crate::error::{Error, eval_err};
 use crate::eval::{Interp, ModState};
+use crate::sources::SourceMap;
 
 /// A package's files: paths relative to its root (`/`-separated, such as
 /// `sub/mod.k`) to their text.
@@ -146,13 +147,17 @@ pub(crate) struct Registry {
     pub names: Vec<String>,
     /// How deeply imports nest now.
     pub depth: usize,
+    /// The files parsed so far, by the lines they were given.
+    pub sources: SourceMap,
 }
 
 impl Registry {
-    /// A registry for a run over `packages`, with the main module as 0.
-    pub fn new(packages: std::sync::Arc<Packages>) -> Registry {
+    /// A registry for a run over `packages`, with the main module as 0;
+    /// `sources` has the main module's files.
+    pub fn new(packages: std::sync::Arc<Packages>, sources: SourceMap) -> Registry {
         Registry {
             packages,
+            sources,
             states: vec![ModState::default()],
             current: 0,
             ids: HashMap::new(),
@@ -174,11 +179,12 @@ impl Interp {
     /// `line`: runs it the first time, and gives its key.
     pub(crate) fn import_user_module(&mut self, path: &str, line: u32) -> Result<Rc<str>, Error> {
         let packages = self.mods.packages.clone();
-        let Some(r) = resolve(&packages, &self.loc, path) else {
+        let from = self.importing_loc(line);
+        let Some(r) = resolve(&packages, &from, path) else {
             return eval_err(
                 format!(
-                    "cannot find the module {path:?} imported at line {line}: no such file or \
-                     directory of .k files in the program's packages"
+                    "cannot find the module {path:?}: no such file or directory of .k files in \
+                     the program's packages"
                 ),
                 line,
             );
@@ -209,8 +215,9 @@ impl Interp {
         let mut prog: Vec<Stmt> = Vec::new();
         for f in &r.files {
             let text = files.get(f).map(String::as_str).unwrap_or_default();
-            let stmts = crate::parser::parse_program(text, self.limits.max_stack_bytes)
-                .map_err(|e| in_file(e, path, f))?;
+            // The file's own lines: its errors name it (see `sources`).
+            let first = self.mods.sources.add(r.loc.package.as_deref(), f, text)?;
+            let stmts = crate::parser::parse_program_at(text, self.limits.max_stack_bytes, first)?;
             prog.extend(without_docstring(stmts));
         }
         self.mods.ids.insert(r.key.clone(), None);
@@ -222,9 +229,22 @@ impl Interp {
         let res = self.in_module(id, |it| it.run_top(Rc::new(prog)));
         self.locals = saved;
         self.mods.depth -= 1;
-        res.map_err(|e| in_module(e, path))?;
+        res?;
         self.mods.ids.insert(r.key.clone(), Some(id));
         Ok(r.key)
+    }
+
+    /// Where an import at `line` starts from: the directory of the file
+    /// the line is in (the files of one module may come from several
+    /// directories: a package's `entries`), or the running module's.
+    fn importing_loc(&self, line: u32) -> ModLoc {
+        match self.mods.sources.locate(line) {
+            Some((file, _)) => ModLoc {
+                package: file.package.clone(),
+                dir: file.dir().to_string(),
+            },
+            None => self.module.loc.clone(),
+        }
     }
 
     /// The id of a module key, and the import path it was first imported as.
@@ -253,37 +273,6 @@ pub(crate) fn without_docstring(mut stmts: Vec<Stmt>) -> Vec<Stmt> {
         stmts.remove(0);
     }
     stmts
-}
-
-/// Says in which module and file an error of a module's source is.
-fn in_file(e: Error, module: &str, file: &str) -> Error {
-    match e {
-        Error::Syntax { line, msg } => Error::Syntax {
-            line,
-            msg: format!("{msg} (in {file} of module {module:?})"),
-        },
-        other => in_module(other, module),
-    }
-}
-
-/// Says in which module an error raised while it ran is.
-fn in_module(e: Error, module: &str) -> Error {
-    let tag = format!("(in module {module:?})");
-    match e {
-        Error::Eval { line, msg } if !msg.contains(&tag) => Error::Eval {
-            line,
-            msg: format!("{msg} {tag}"),
-        },
-        Error::Limit { line, msg } if !msg.contains(&tag) => Error::Limit {
-            line,
-            msg: format!("{msg} {tag}"),
-        },
-        Error::Unsupported { feature, line } if !feature.contains(&tag) => Error::Unsupported {
-            feature: format!("{feature} {tag}"),
-            line,
-        },
-        other => other,
-    }
 }
 
 /// Finds the module `path` imports from a module at `from`.

@@ -11,7 +11,18 @@ pub const MAX_NESTING: u32 = 200;
 
 /// Parses a whole program.
 pub fn parse_program(src: &str, stack_budget: usize) -> Result<Vec<Stmt>, Error> {
-    let toks = lex(src, 1)?;
+    parse_program_at(src, stack_budget, 1)
+}
+
+/// Parses a whole program whose first line is numbered `first_line` (a
+/// file of a package, in the run's numbering of lines: see
+/// [`crate::sources`]).
+pub fn parse_program_at(
+    src: &str,
+    stack_budget: usize,
+    first_line: u32,
+) -> Result<Vec<Stmt>, Error> {
+    let toks = lex(src, first_line)?;
     let mut p = Parser {
         toks,
         pos: 0,

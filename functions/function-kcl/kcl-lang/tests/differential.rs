@@ -30,6 +30,10 @@ struct Program {
     /// The program's package directory, for programs that import modules
     /// (`tests/packages/NAME`, its `main.k` the source).
     dir: Option<PathBuf>,
+    /// Whether the program is its whole package (`dir`), run as `kcl run
+    /// DIR` runs it: its `kcl.mod`'s `[profile] entries`, or its root's
+    /// `.k` files (`tests/package_runs/NAME`).
+    package: bool,
 }
 
 /// The external packages the package programs may import
@@ -91,6 +95,31 @@ fn packages() -> Vec<Program> {
             source: std::fs::read_to_string(d.join("main.k")).expect("main.k"),
             options: BTreeMap::new(),
             dir: Some(d),
+            package: false,
+        })
+        .collect()
+}
+
+/// The packages of `tests/package_runs/*/`, each run as a whole.
+fn package_runs() -> Vec<Program> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/package_runs");
+    let mut dirs: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/package_runs")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|d| Program {
+            name: format!(
+                "package_runs/{}",
+                d.file_name().unwrap_or_default().to_string_lossy()
+            ),
+            source: String::new(),
+            options: BTreeMap::new(),
+            dir: Some(d),
+            package: true,
         })
         .collect()
 }
@@ -135,6 +164,7 @@ fn table() -> Vec<Program> {
                 source,
                 options,
                 dir: None,
+                package: false,
             }
         })
         .collect()
@@ -238,6 +268,7 @@ fn corpus() -> Vec<Program> {
                 source: src.to_string(),
                 options,
                 dir: None,
+                package: false,
             });
         }
     }
@@ -487,6 +518,7 @@ fn generated(n: usize) -> Vec<Program> {
             source: g.program(),
             options: BTreeMap::new(),
             dir: None,
+            package: false,
         })
         .collect()
 }
@@ -501,7 +533,7 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
         .map(|p| match &p.dir {
             Some(dir) => json!({
                 "name": p.name, "source": p.source, "options": p.options,
-                "dir": dir, "external": external_packages(),
+                "dir": dir, "external": external_packages(), "package": p.package,
             }),
             None => json!({"name": p.name, "source": p.source, "options": p.options}),
         })
@@ -547,6 +579,7 @@ fn reference(programs: &[Program]) -> Result<HashMap<String, Result<String, Stri
 fn ours(p: &Program) -> Result<String, Error> {
     let src = p.source.clone();
     let options = p.options.clone();
+    let whole_package = p.package;
     let packages = p.dir.as_ref().map(|d| xfn_kcl::Packages {
         main: read_files(d),
         external: external_packages()
@@ -566,7 +599,11 @@ fn ours(p: &Program) -> Result<String, Error> {
                 opts.options
                     .insert(k.clone(), Value::from_json_text(v).expect("option JSON"));
             }
-            let out = xfn_kcl::run(&src, &opts)?;
+            let out = if whole_package {
+                xfn_kcl::run_package(&opts)?
+            } else {
+                xfn_kcl::run(&src, &opts)?
+            };
             // A stream of documents (a top-level list expression).
             match out.stream {
                 Some(docs) if docs.len() == 1 => Ok(docs[0].canonical()),
@@ -594,6 +631,7 @@ fn known_differences() -> HashMap<String, String> {
 fn differential_against_reference_kcl() {
     let mut programs = table();
     programs.extend(packages());
+    programs.extend(package_runs());
     programs.extend(corpus());
     programs.extend(generated(1000));
     let reference = match reference(&programs) {
@@ -607,9 +645,12 @@ fn differential_against_reference_kcl() {
     let failing: Vec<&String> = programs
         .iter()
         .filter(|p| {
-            (p.name.starts_with("table/") || p.name.starts_with("packages/"))
+            (p.name.starts_with("table/")
+                || p.name.starts_with("packages/")
+                || p.name.starts_with("package_runs/"))
                 && !p.name.starts_with("table/err_")
                 && !p.name.starts_with("packages/err_")
+                && !p.name.starts_with("package_runs/err_")
                 && !p.name.starts_with("table/unsupported_")
         })
         .filter(|p| reference[&p.name].is_err())
@@ -623,13 +664,19 @@ fn differential_against_reference_kcl() {
     let (mut equal, mut unsupported, mut different) =
         (0, BTreeMap::<String, Vec<String>>::new(), Vec::new());
     let mut both_error = 0;
+    let (mut misplaced, mut places_checked) = (Vec::new(), 0);
     for p in &programs {
         let theirs = &reference[&p.name];
         let mine = ours(p);
+        match misplaced_error(p, &mine, theirs) {
+            Some(Ok(())) => places_checked += 1,
+            Some(Err(wrong)) => misplaced.push(wrong),
+            None => {}
+        }
         match (&mine, theirs) {
-            (Err(Error::Unsupported { feature, .. }), _) => {
+            (Err(e), _) if e.unsupported_feature().is_some() => {
                 unsupported
-                    .entry(feature.clone())
+                    .entry(e.unsupported_feature().unwrap_or_default().to_string())
                     .or_default()
                     .push(p.name.clone());
             }
@@ -637,7 +684,7 @@ fn differential_against_reference_kcl() {
             (Err(e), Err(_)) => {
                 equal += 1;
                 both_error += 1;
-                if p.name.starts_with("corpus/") {
+                if !p.name.starts_with("table/") && !p.name.starts_with("generated/") {
                     eprintln!("  error on both sides: {}: {e}", p.name);
                 }
             }
@@ -715,6 +762,63 @@ fn differential_against_reference_kcl() {
         "{} programs differ from the reference KCL: {unexplained:?}",
         unexplained.len()
     );
+    eprintln!(
+        "  error places of failing package programs: {places_checked} as the reference's, {} not",
+        misplaced.len()
+    );
+    assert!(
+        misplaced.is_empty(),
+        "errors of package programs not where the reference KCL puts them:\n{}",
+        misplaced.join("\n")
+    );
+}
+
+/// For a package program meant to fail (`packages/err_*`,
+/// `package_runs/err_*`): whether its error is at a place the reference's
+/// error names (the file, relative to the package directory, and the
+/// line), and if not, why; `None` for other programs, and when the
+/// reference's error names no place.
+fn misplaced_error(
+    p: &Program,
+    mine: &Result<String, Error>,
+    theirs: &Result<String, String>,
+) -> Option<Result<(), String>> {
+    let dir = p.dir.as_ref().filter(|_| {
+        p.name.starts_with("packages/err_") || p.name.starts_with("package_runs/err_")
+    })?;
+    let (mine, theirs) = match (mine, theirs) {
+        (Err(mine), Err(theirs)) => (mine, theirs),
+        _ => return Some(Err(format!("{}: does not fail on both sides", p.name))),
+    };
+    // A `packages/` program's main file runs inline: its errors name no file.
+    let at = (mine.file().unwrap_or("main.k").to_string(), mine.line());
+    let places = reference_places(theirs, dir);
+    if places.is_empty() {
+        return None;
+    }
+    if places.contains(&at) {
+        return Some(Ok(()));
+    }
+    Some(Err(format!(
+        "{}: xfn-kcl at {}:{} ({mine}), the reference at {places:?}",
+        p.name, at.0, at.1
+    )))
+}
+
+/// The places (`--> FILE:LINE:COLUMN`) a reference error names, as files
+/// relative to `dir` and lines.
+fn reference_places(msg: &str, dir: &Path) -> Vec<(String, u32)> {
+    let colors = regex::Regex::new("\x1b\\[[0-9;]*m").expect("regex");
+    let place = regex::Regex::new(r"--> (.+):(\d+):\d+").expect("regex");
+    let msg = colors.replace_all(msg, "");
+    let dir = format!("{}/", dir.display());
+    place
+        .captures_iter(&msg)
+        .filter_map(|c| {
+            let file = c[1].strip_prefix(&dir)?.to_string();
+            Some((file, c[2].parse().ok()?))
+        })
+        .collect()
 }
 
 /// Prints generated program number `GEN` (e.g. `GEN=042`), to look at

@@ -5,14 +5,18 @@ canonical form xfn-kcl's `Value::canonical` prints.
 
 stdin:  a JSON list of {"name", "source", "options": {key: JSON text}},
         with "dir" (the program's package directory) and "external"
-        ({package name: directory}) for programs that import packages
+        ({package name: directory}) for programs that import packages, and
+        "package": true for a package that runs as `kcl run DIR` does (its
+        kcl.mod's [profile] entries, or its root's .k files)
 stdout: a JSON list of {"name", "ok": canonical text} or {"name", "error": message}
 
 Exit status 3, with a message, when kcl_lib cannot be imported.
 """
 import decimal
 import json
+import os
 import sys
+import tomllib
 
 try:
     import kcl_lib.api as api
@@ -57,6 +61,22 @@ def canonical(v):
     raise TypeError(f"unexpected JSON value {v!r}")
 
 
+def package_files(d):
+    """The files `kcl run DIR` compiles for package directory d, as kpm
+    hands them to KCL (kpm's applyCompileOptions): the kcl.mod's
+    [profile] entries, relative ones joined to the package root and
+    ${KCL_MOD}/ ones left for KCL to resolve; without entries, the
+    directory itself (KCL compiles its .k files)."""
+    try:
+        with open(os.path.join(d, "kcl.mod"), "rb") as f:
+            entries = tomllib.load(f).get("profile", {}).get("entries") or []
+    except FileNotFoundError:
+        entries = []
+    if not entries:
+        return [d]
+    return [e if e.startswith("${") or os.path.isabs(e) else os.path.join(d, e) for e in entries]
+
+
 class Pairs(list):
     """A JSON object as its ordered (key, value) pairs."""
 
@@ -82,7 +102,12 @@ def main():
     for p in programs:
         args = [api.Argument(name=k, value=v) for k, v in p.get("options", {}).items()]
         try:
-            if p.get("dir"):
+            if p.get("package"):
+                pkgs = [api.ExternalPkg(pkg_name=n, pkg_path=d) for n, d in p.get("external", {}).items()]
+                r = kcl.exec_program(api.ExecProgramArgs(
+                    work_dir=p["dir"], k_filename_list=package_files(p["dir"]),
+                    args=args, external_pkgs=pkgs))
+            elif p.get("dir"):
                 # A program with its package directory on disk: main.k in
                 # its work_dir (the main package's root), and external
                 # packages (kcl.mod dependencies) by name and directory.
