@@ -68,9 +68,13 @@ const SETTLE: Duration = Duration::from_secs(15);
 /// slows, unlike a leak's. [`RSS_ROUND_TOLERANCE_KIB`] catches a leak.
 const RSS_TOLERANCE_KIB: u64 = 24 << 10;
 
-/// How much resident memory outside the instance pool the last round may
-/// add to the one before. A leak of 4 KiB or more per call adds at least
-/// that every round of [`STREAMS`] calls, however the allocator settles.
+/// How much resident memory outside the instance pool at least one round
+/// after the first must stay within, against the round before. A leak of
+/// 4 KiB or more per call adds at least that in every round of [`STREAMS`]
+/// calls, however the allocator settles; the allocator's noise does not:
+/// its growth follows each round's peak of open streams, so one round may
+/// add more than that (a fresh-clone run: +5.9, +1.7 and +6.3 MiB with 977,
+/// 829 and 988 streams open at once at the peaks), but not every round.
 const RSS_ROUND_TOLERANCE_KIB: u64 = 4 << 10;
 
 /// The server's `--resident-budget`, in MiB: what the pool's slots
@@ -706,7 +710,8 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
 
         let mut peak = 0;
         let mut last: Option<Settled> = None;
-        let mut before_last = base.outside();
+        // What each round after the first added outside the pool, in KiB.
+        let mut growths: Vec<i64> = Vec::new();
         for round in 1..=ROUNDS {
             let outcome = storm(&serve, round).await;
             let after = settle(&serve, pool, base.fds + FD_SLACK).await;
@@ -741,7 +746,7 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
             }
             serve.assert_alive();
             if let Some(previous) = &last {
-                before_last = previous.outside();
+                growths.push(after.outside() as i64 - previous.outside() as i64);
             }
             last = Some(after);
         }
@@ -768,11 +773,11 @@ fn a_thousand_hostile_and_healthy_streams_leave_no_trace() {
             mib(base.outside()),
             mib(after.outside())
         );
+        let least = growths.iter().copied().min().unwrap_or(0);
         assert!(
-            after.outside() <= before_last + RSS_ROUND_TOLERANCE_KIB,
-            "resident memory outside the instance pool grew from {} to {} in the last round",
-            mib(before_last),
-            mib(after.outside())
+            least <= RSS_ROUND_TOLERANCE_KIB as i64,
+            "resident memory outside the instance pool grew by at least {least} KiB in every \
+             round after the first ({growths:?} KiB): a leak"
         );
         assert!(
             after.pool_private <= pool_resident_bound_kib(),
