@@ -188,12 +188,9 @@ pub fn build(
         },
     });
     let created_text = created
-        .map(|secs| {
-            chrono::DateTime::from_timestamp(secs, 0)
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-                .ok_or_else(|| fail(format!("the creation time {secs} is out of range")))
-        })
-        .transpose()?;
+        .map(crate::xpkg::creation_time)
+        .transpose()
+        .map_err(fail)?;
     if let Some(created) = &created_text {
         config["created"] = serde_json::Value::from(created.clone());
     }

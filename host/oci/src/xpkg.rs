@@ -465,13 +465,7 @@ pub fn build(
     };
     let (tar, layer) = package_layer(&package.bytes)
         .map_err(|e| fail(format!("cannot build the {PACKAGE_FILE} layer: {e}")))?;
-    let created = created
-        .map(|secs| {
-            chrono::DateTime::from_timestamp(secs, 0)
-                .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-                .ok_or_else(|| fail(format!("the creation time {secs} is out of range")))
-        })
-        .transpose()?;
+    let created = created.map(creation_time).transpose().map_err(fail)?;
 
     let layer_digest = Digest::of(&layer);
     let wasm_digest = Digest::of(&wasm);
@@ -556,6 +550,14 @@ pub fn build(
         layout: crate::Layout::Xpkg,
         function: metadata,
     })
+}
+
+/// An image's creation time, `secs` seconds since 1970, as OCI configs
+/// and annotations write it (RFC 3339, whole seconds, UTC).
+pub(crate) fn creation_time(secs: i64) -> std::result::Result<String, String> {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .ok_or_else(|| format!("the creation time {secs} is out of range"))
 }
 
 /// The config label Crossplane's builder writes for a layer.
