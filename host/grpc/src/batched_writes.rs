@@ -14,8 +14,10 @@
 //! the back of its worker's queue, behind the calls that are ready to run,
 //! and reports the flush done. When the task is polled again, the
 //! responses those calls produced meanwhile join the batch, and the next
-//! flush sends it all. With no other call open nothing waits: a lone
-//! call's response goes out in the flush that wrote it.
+//! flush sends it all. Requests read but whose calls have not started yet
+//! count too ([`OpenStreams`]): under load they are most of what is to
+//! come. With no other call open nothing waits: a lone call's response
+//! goes out in the flush that wrote it.
 //!
 //! h2 polls a connection's reads before its writes every time its task
 //! runs, so a read marks the task's next poll; a flush in the same poll as
@@ -28,6 +30,7 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::open_calls::OpenCalls;
+use super::open_streams::OpenStreams;
 
 /// Most bytes a batch holds; a write that would overflow it sends the batch
 /// first.
@@ -49,6 +52,9 @@ pub struct BatchedWrites<IO> {
     flush: Flush,
     /// The calls of this connection's listener still to answer.
     open_calls: OpenCalls,
+    /// This connection's requests still to answer, counted from the frames
+    /// read, before their calls start.
+    streams: OpenStreams,
 }
 
 /// Where a batch's flush stands.
@@ -71,6 +77,7 @@ impl<IO> BatchedWrites<IO> {
             sent: 0,
             flush: Flush::NotAsked,
             open_calls,
+            streams: OpenStreams::default(),
         }
     }
 
@@ -136,7 +143,10 @@ impl<IO: AsyncRead + Unpin> AsyncRead for BatchedWrites<IO> {
         if this.flush == Flush::SteppedAside {
             this.flush = Flush::Due;
         }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
+        let before = buf.filled().len();
+        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        this.streams.read(&buf.filled()[before..]);
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -148,12 +158,15 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<IO> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if buf.len() >= COPY_LIMIT {
-            return this.poll_send_with(cx, buf);
+            let n = ready!(this.poll_send_with(cx, buf))?;
+            this.streams.wrote(&buf[..n]);
+            return Poll::Ready(Ok(n));
         }
         if this.pending() + buf.len() > BATCH_BYTES {
             ready!(this.poll_send(cx))?;
         }
         this.batch.extend_from_slice(buf);
+        this.streams.wrote(buf);
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -172,7 +185,9 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for BatchedWrites<IO> {
                 // the poll that woke it already is free, and one in a later
                 // poll that did not read keeps the batch from waiting for
                 // the peer.
-                Flush::NotAsked | Flush::SteppedAside if this.open_calls.any() => {
+                Flush::NotAsked | Flush::SteppedAside
+                    if this.open_calls.any() || this.streams.open() > 0 =>
+                {
                     this.flush = Flush::SteppedAside;
                     cx.waker().wake_by_ref();
                     return Poll::Ready(Ok(()));

@@ -38,6 +38,7 @@ pub mod convert;
 mod deadline;
 mod health;
 mod open_calls;
+mod open_streams;
 mod preface;
 mod router;
 pub mod serve;
