@@ -201,25 +201,39 @@ pub struct Artifact {
     pub compiled: Vec<u8>,
 }
 
-/// Compiles the component `wasm` for an engine of `config`, for this
-/// architecture's baseline CPU rather than this machine's: the artifact
+/// Compiles components for an engine of a [`crate::HostConfig`], for this
+/// architecture's baseline CPU rather than this machine's: an artifact
 /// then loads on any CPU of the architecture (an engine that detects more
 /// features accepts code that uses fewer), and the same inputs give the
-/// same bytes, so an image that ships it stays reproducible.
-pub fn compile(config: &crate::HostConfig, wasm: &[u8]) -> Result<Artifact, crate::Error> {
-    let mut settings = crate::engine::wasm_config(config, false);
-    settings
-        .target(&target_lexicon::Triple::host().to_string())
-        .map_err(|e| crate::Error::Engine(format!("cannot target this architecture: {e:#}")))?;
-    let engine = wasmtime::Engine::new(&settings)
-        .map_err(|e| crate::Error::Engine(format!("cannot build an engine: {e:#}")))?;
-    let compiled = engine
-        .precompile_component(wasm)
-        .map_err(|e| crate::Error::Engine(format!("cannot compile component: {e:#}")))?;
-    Ok(Artifact {
-        component: blake3::hash(wasm),
-        compiled,
-    })
+/// same bytes, so an image that ships them stays reproducible.
+#[derive(Clone)]
+pub struct Compiler {
+    engine: wasmtime::Engine,
+}
+
+impl Compiler {
+    /// A compiler for engines of `config`.
+    pub fn new(config: &crate::HostConfig) -> Result<Compiler, crate::Error> {
+        let mut settings = crate::engine::wasm_config(config, false);
+        settings
+            .target(&target_lexicon::Triple::host().to_string())
+            .map_err(|e| crate::Error::Engine(format!("cannot target this architecture: {e:#}")))?;
+        let engine = wasmtime::Engine::new(&settings)
+            .map_err(|e| crate::Error::Engine(format!("cannot build an engine: {e:#}")))?;
+        Ok(Compiler { engine })
+    }
+
+    /// Compiles the component `wasm`.
+    pub fn compile(&self, wasm: &[u8]) -> Result<Artifact, crate::Error> {
+        let compiled = self
+            .engine
+            .precompile_component(wasm)
+            .map_err(|e| crate::Error::Engine(format!("cannot compile component: {e:#}")))?;
+        Ok(Artifact {
+            component: blake3::hash(wasm),
+            compiled,
+        })
+    }
 }
 
 /// The section holding `artifacts`, to append to an executable that has

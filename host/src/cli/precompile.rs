@@ -38,24 +38,18 @@ pub fn run(args: PrecompileArgs) -> Result<()> {
         }
     }
     // For the engine render and serve run built-ins on by default.
-    let config = HostConfig::default();
+    let compiler = precompiled::Compiler::new(&HostConfig::default())?;
     let started = std::time::Instant::now();
-    let compiled: Vec<Result<precompiled::Artifact>> = std::thread::scope(|scope| {
-        let jobs: Vec<_> = builtins
-            .iter()
-            .map(|(name, wasm)| {
-                let config = &config;
-                scope.spawn(move || {
-                    precompiled::compile(config, wasm)
-                        .with_context(|| format!("built-in function {name}"))
-                })
-            })
-            .collect();
-        jobs.into_iter()
-            .map(|job| job.join().unwrap_or_else(|_| bail!("a compile panicked")))
-            .collect()
-    });
-    let artifacts = compiled.into_iter().collect::<Result<Vec<_>>>()?;
+    // One at a time: wasmtime compiles each component's functions in
+    // parallel already.
+    let artifacts = builtins
+        .iter()
+        .map(|(name, wasm)| {
+            compiler
+                .compile(wasm)
+                .with_context(|| format!("built-in function {name}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let section = precompiled::section(&artifacts);
 
     let output = args.output.unwrap_or_else(|| exe.clone());
