@@ -155,9 +155,13 @@ pub fn build(
         [package_layer, component] => (package_layer.clone(), component.as_slice()),
         _ => return Err(fail(String::from("the xpkg does not have two layers"))),
     };
-    let package_tar = crate::base_layer::BaseLayer::read(&package_layer)
-        .diff_id
-        .map_err(fail)?;
+    // The package layer's diff ID, as the xpkg's config records it.
+    let xpkg_config: serde_json::Value = serde_json::from_slice(&xpkg.config)
+        .map_err(|e| fail(format!("cannot read back the xpkg's config: {e}")))?;
+    let package_tar = xpkg_config["rootfs"]["diff_ids"][0]
+        .as_str()
+        .ok_or_else(|| fail(String::from("the xpkg's config has no diff ID")))?
+        .to_owned();
     let mtime = created.unwrap_or(0).max(0) as u64;
     let (files_tar, files_layer) = files_layer(&binary.bytes, component, mtime)
         .map_err(|e| fail(format!("cannot build the image's file layer: {e}")))?;
@@ -184,7 +188,7 @@ pub fn build(
         },
         "rootfs": {
             "type": "layers",
-            "diff_ids": [package_tar.to_string(), Digest::of(&files_tar).to_string()],
+            "diff_ids": [package_tar, Digest::of(&files_tar).to_string()],
         },
     });
     let created_text = created
