@@ -73,6 +73,9 @@ fn main() -> ExitCode {
         let code = xfn_container::launcher_main();
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
+    xfn_runtime::precompiled::embedded_builtins(
+        BUILTINS.iter().filter_map(|b| Some((b.name, b.component?))),
+    );
     let cli = Cli::parse();
     // function-sdk-go's --debug, which Crossplane passes to a function pod.
     let verbose = match &cli.command {

@@ -19,7 +19,7 @@ mod trust;
 
 use std::fs;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -127,7 +127,7 @@ impl CompileCache {
                 .map_err(|e| format!("cannot compile component: {e:#}"));
         };
         let path = self.entry_path_of(engine, hash);
-        let found = load(engine, key, &path);
+        let found = load(engine, key, &path)?;
         crate::metrics::record_compile_cache(found.is_some());
         if let Some(component) = found {
             return Ok(component);
@@ -135,63 +135,74 @@ impl CompileCache {
         let compiled = engine
             .precompile_component(wasm)
             .map_err(|e| format!("cannot compile component: {e:#}"))?;
+        // Stored, then run from the stored file (mapped, not copied): the
+        // kernel shares and evicts its pages. Where it can't be stored, run
+        // from a copy in memory.
+        match write_entry(key, &path, &compiled) {
+            Ok(()) => {
+                if let Some(component) = load(engine, key, &path)? {
+                    return Ok(component);
+                }
+            }
+            Err(e) => {
+                tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
+            }
+        }
         // SAFETY: `compiled` was produced by this engine just now.
         #[allow(unsafe_code)]
-        let component = unsafe { Component::deserialize(engine, &compiled) }
-            .map_err(|e| format!("cannot load compiled component: {e:#}"))?;
-        // Stored only once this engine could load it.
-        if let Err(e) = write_entry(key, &path, &compiled) {
-            tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
-        }
-        Ok(component)
+        unsafe { Component::deserialize(engine, &compiled) }
+            .map_err(|e| format!("cannot load compiled component: {e:#}"))
     }
 }
 
 /// The component of a cache entry, if the entry is there, is the user's,
-/// and carries a valid MAC. A corrupt or tampered entry is removed; one
-/// that this engine can't load (for a reason that may have nothing to do
-/// with the entry, such as a memory limit) is left in place.
-fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Option<Component> {
-    let bytes = match read_entry(path) {
-        Ok(bytes) => bytes?,
+/// and carries a valid MAC. A corrupt or tampered entry is removed. An
+/// entry that this engine can't load is an error, and is left in place:
+/// the reason may have nothing to do with the entry (such as a memory
+/// limit), and compiling again would give the same artifact.
+///
+/// The entry is mapped, not read: checking its MAC reads its pages from
+/// the page cache, and wasmtime then maps the same file and runs the code
+/// where it lies. (wasmtime ignores the MAC after the artifact: it reads
+/// the artifact's ELF by its own offsets.)
+fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Option<Component>, String> {
+    let verified = match verify_entry(key, path) {
+        Ok(Some(verified)) => verified,
+        Ok(None) => return Ok(None),
         Err(e) => {
             tracing::warn!("not using compile cache entry {e}; compiling afresh");
-            return None;
+            return Ok(None);
         }
     };
-    let Some(body) = verified_body(key, &entry_name(path), &bytes) else {
+    if !verified {
         tracing::warn!(
             "compile cache entry {} is corrupt or was tampered with; rebuilding it",
             path.display()
         );
         let _ = fs::remove_file(path);
-        return None;
-    };
-    // SAFETY: the entry carries a MAC under the user's own key, in a
-    // directory only the user can write, so xfn wrote it; wasmtime itself
-    // rejects artifacts from another version or configuration.
-    #[allow(unsafe_code)]
-    let deserialized = unsafe { Component::deserialize(engine, body) };
-    match deserialized {
-        Ok(component) => Some(component),
-        Err(e) => {
-            tracing::warn!(
-                "cannot use compile cache entry {} ({e:#}); compiling afresh",
-                path.display()
-            );
-            None
-        }
+        return Ok(None);
     }
+    // SAFETY: the entry carries a MAC under the user's own key, in a
+    // directory only the user can write, so xfn wrote it, and entries are
+    // only ever replaced whole (renamed into place), never written in
+    // place; wasmtime itself rejects artifacts from another version or
+    // configuration.
+    #[allow(unsafe_code)]
+    let deserialized = unsafe { Component::deserialize_file(engine, path) };
+    deserialized
+        .map(Some)
+        .map_err(|e| format!("cannot load compiled component: {e:#}"))
 }
 
-/// The bytes of an entry, `None` if there is none. An entry that is not a
-/// regular file of the current user is an error.
-fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, TrustError> {
+/// Whether the entry at `path` carries a valid MAC, `None` if there is no
+/// entry. An entry that is not a regular file of the current user is an
+/// error.
+fn verify_entry(key: &hmac::Key, path: &Path) -> Result<Option<bool>, TrustError> {
     let io = |error| TrustError::Io {
         path: path.to_owned(),
         error,
     };
-    let mut file = match trust::open_no_follow(path) {
+    let file = match trust::open_no_follow(path) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(e)),
@@ -204,9 +215,16 @@ fn read_entry(path: &Path) -> Result<Option<Vec<u8>>, TrustError> {
         });
     }
     trust::check_owned(path, &meta)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(Some(bytes))
+    if meta.len() == 0 {
+        return Ok(Some(false));
+    }
+    // SAFETY: a read-only mapping of the user's own entry, which xfn never
+    // writes in place (see `load`), dropped before this returns.
+    #[allow(unsafe_code)]
+    let mapped = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+    Ok(Some(
+        verified_body(key, &entry_name(path), &mapped).is_some(),
+    ))
 }
 
 const MAC_LEN: usize = 32;

@@ -196,7 +196,10 @@ pub(crate) fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
     wasm.epoch_interruption(true)
         .wasm_component_model(true)
         .memory_init_cow(true)
-        .native_unwind_info(false);
+        .native_unwind_info(false)
+        // Compiled code runs where it lies: mapped from the compile cache
+        // or from the executable, not copied (see `code_memory`).
+        .with_custom_code_memory(Some(crate::code_memory::protection()));
     if pooling {
         // A Rust component holds a few core instances (the program and the
         // WASI adapter) with one memory and a table or two each. A component

@@ -23,6 +23,7 @@
 //! `run-function` export, interrupted by the epoch ticker at its deadline.
 
 mod capture;
+mod code_memory;
 mod compile_cache;
 mod config;
 mod engine;

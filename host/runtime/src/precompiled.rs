@@ -12,9 +12,12 @@
 //! ```
 //!
 //! The index maps each component's BLAKE3 hash to its artifact's offset
-//! (from the section's start) and length. [`Precompiled::open`] reads only
-//! the trailer and the index; an artifact is read when its component is
-//! loaded. wasmtime checks an artifact against the engine that loads it
+//! (from the section's start) and length. Each artifact starts at a file
+//! offset that is a multiple of [`ALIGN`], so it can be mapped where it
+//! lies and run from there (see [`crate::code_memory`]): its pages are the
+//! executable's own, shared with every other xfn process and never copied.
+//! [`Precompiled::open`] reads only the trailer and the index; an artifact
+//! is mapped when its component is first loaded, once per process. wasmtime checks an artifact against the engine that loads it
 //! (its version, its settings, the CPU's features), and an artifact it
 //! refuses, such as one compiled for a newer CPU, is compiled afresh.
 
@@ -33,14 +36,21 @@ const TRAILER: u64 = 8 + 8 + MAGIC.len() as u64;
 /// about 120 bytes).
 const MAX_INDEX: u64 = 1 << 20;
 
-/// The largest artifact [`Precompiled::artifact`] reads: 1 GiB.
+/// The largest artifact [`Precompiled::artifact`] maps: 1 GiB.
 const MAX_ARTIFACT: u64 = 1 << 30;
 
+/// Where artifacts start in the file: on a multiple of 64 KiB, the largest
+/// page size of the architectures xfn runs on.
+pub const ALIGN: u64 = 64 << 10;
+
 /// One artifact's place in the section.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Entry {
     offset: u64,
     len: u64,
+    /// The built-in function it is the compiled form of, if it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    builtin: Option<String>,
 }
 
 /// The index, as stored.
@@ -57,6 +67,9 @@ pub struct Precompiled {
     /// Where the section starts in the file.
     start: u64,
     entries: HashMap<blake3::Hash, Entry>,
+    /// The built-in components this executable embeds, by address, with
+    /// the hash the section gives them (see [`Precompiled::builtin_hash`]).
+    builtins: HashMap<(usize, usize), blake3::Hash>,
 }
 
 impl Precompiled {
@@ -94,7 +107,43 @@ impl Precompiled {
             file,
             start,
             entries,
+            builtins: HashMap::new(),
         }))
+    }
+
+    /// The same, knowing the built-in components the executable embeds
+    /// (name and bytes): a built-in whose artifact the section holds is
+    /// then known by address (see [`Precompiled::builtin_hash`]).
+    pub fn with_builtins(
+        mut self,
+        builtins: impl IntoIterator<Item = (&'static str, &'static [u8])>,
+    ) -> Precompiled {
+        let by_name: HashMap<&str, (blake3::Hash, u64)> = self
+            .entries
+            .iter()
+            .filter_map(|(hash, entry)| Some((entry.builtin.as_deref()?, (*hash, entry.len))))
+            .collect();
+        let known: Vec<_> = builtins
+            .into_iter()
+            .filter_map(|(name, bytes)| {
+                let (hash, _) = by_name.get(name)?;
+                Some(((bytes.as_ptr() as usize, bytes.len()), *hash))
+            })
+            .collect();
+        self.builtins.extend(known);
+        self
+    }
+
+    /// The BLAKE3 hash of `bytes` if they are a built-in component this
+    /// executable embeds and the section holds its artifact, without
+    /// hashing them (a quarter of a millisecond for
+    /// function-patch-and-transform, on every render): `xfn
+    /// precompile-builtins` hashed the same bytes of the same executable,
+    /// and checked that the sandbox runs them.
+    pub fn builtin_hash(&self, bytes: &[u8]) -> Option<blake3::Hash> {
+        self.builtins
+            .get(&(bytes.as_ptr() as usize, bytes.len()))
+            .copied()
     }
 
     /// How many components it holds.
@@ -108,35 +157,48 @@ impl Precompiled {
     }
 
     /// The compiled form of the component whose BLAKE3 hash is `hash`, if
-    /// it holds one: the executable's pages mapped read-only, not copied
-    /// (the loader copies what it needs once, from the page cache).
-    pub fn artifact(&self, hash: &blake3::Hash) -> Option<Result<impl AsRef<[u8]>, String>> {
+    /// it holds one: the executable's pages, mapped read-only and lent to
+    /// the one component that will run from them (see
+    /// [`crate::code_memory`]), so that wasmtime runs the code where it
+    /// lies.
+    pub(crate) fn artifact(
+        &self,
+        hash: &blake3::Hash,
+    ) -> Option<Result<crate::code_memory::Lease, String>> {
         let entry = self.entries.get(hash)?;
-        // SAFETY: a read-only private mapping of the running executable,
-        // which no one may write while it runs (the kernel refuses a write
-        // to a running executable with ETXTBSY); the mapping is dropped
-        // once the artifact is loaded.
-        #[allow(unsafe_code)]
-        let mapped = unsafe {
-            memmap2::MmapOptions::new()
-                .offset(self.start + entry.offset)
-                .len(entry.len as usize)
-                .map(&self.file)
-        };
-        Some(mapped.map_err(|e| format!("cannot map a precompiled component: {e}")))
+        let at = self.start + entry.offset;
+        Some(
+            crate::code_memory::check_out(&self.file, at..at + entry.len)
+                .map_err(|e| format!("cannot map a precompiled component: {e}")),
+        )
     }
 }
 
-/// This executable's precompiled components, read once; `None` if it has
-/// none, or (with a warning) if they can't be read.
+/// The built-in components this executable embeds, by name, as
+/// [`embedded_builtins`] said.
+static EMBEDDED: std::sync::OnceLock<Vec<(&'static str, &'static [u8])>> =
+    std::sync::OnceLock::new();
+
+/// Says which built-in components this executable embeds, before
+/// [`of_this_executable`] is first called (the `xfn` binary does so first
+/// thing): a built-in it carries precompiled is then known by address (see
+/// [`Precompiled::with_builtins`]). Only the first call counts.
+pub fn embedded_builtins(builtins: impl IntoIterator<Item = (&'static str, &'static [u8])>) {
+    let _ = EMBEDDED.set(builtins.into_iter().collect());
+}
+
+/// This executable's precompiled components, read once, knowing the
+/// built-ins it embeds (see [`embedded_builtins`]); `None` if it has none,
+/// or (with a warning) if they can't be read.
 pub fn of_this_executable() -> Option<std::sync::Arc<Precompiled>> {
     static OPENED: std::sync::OnceLock<Option<std::sync::Arc<Precompiled>>> =
         std::sync::OnceLock::new();
     OPENED
         .get_or_init(|| {
             let exe = std::env::current_exe().ok()?;
+            let builtins = EMBEDDED.get().into_iter().flatten().copied();
             match Precompiled::open(&exe) {
-                Ok(found) => found.map(std::sync::Arc::new),
+                Ok(found) => found.map(|p| std::sync::Arc::new(p.with_builtins(builtins))),
                 Err(e) => {
                     tracing::warn!("{e}: compiling built-in functions as they are needed");
                     None
@@ -197,6 +259,8 @@ pub fn without_section(executable: &[u8]) -> usize {
 pub struct Artifact {
     /// The BLAKE3 hash of the component's bytes.
     pub component: blake3::Hash,
+    /// The built-in function it is, if it is one.
+    pub builtin: Option<String>,
     /// Its compiled form.
     pub compiled: Vec<u8>,
 }
@@ -223,34 +287,46 @@ impl Compiler {
         Ok(Compiler { engine })
     }
 
-    /// Compiles the component `wasm`.
-    pub fn compile(&self, wasm: &[u8]) -> Result<Artifact, crate::Error> {
+    /// Compiles the component `wasm`, the built-in function `builtin` if
+    /// it is one. A component the sandbox would not run is refused here,
+    /// as loading it would be.
+    pub fn compile(&self, wasm: &[u8], builtin: Option<&str>) -> Result<Artifact, crate::Error> {
+        crate::local_module::check_component(wasm).map_err(crate::Error::Engine)?;
         let compiled = self
             .engine
             .precompile_component(wasm)
             .map_err(|e| crate::Error::Engine(format!("cannot compile component: {e:#}")))?;
         Ok(Artifact {
             component: blake3::hash(wasm),
+            builtin: builtin.map(str::to_owned),
             compiled,
         })
     }
 }
 
-/// The section holding `artifacts`, to append to an executable that has
-/// none.
-pub fn section(artifacts: &[Artifact]) -> Vec<u8> {
+/// The section holding `artifacts`, to append to an executable of
+/// `executable_len` bytes that has none. Each artifact is padded to start
+/// at a file offset that is a multiple of [`ALIGN`].
+pub fn section(artifacts: &[Artifact], executable_len: u64) -> Vec<u8> {
     let mut section = Vec::new();
     let mut index = Index::default();
     for Artifact {
         component: hash,
+        builtin,
         compiled: artifact,
     } in artifacts
     {
+        let at = executable_len + section.len() as u64;
+        section.resize(
+            section.len() + (at.next_multiple_of(ALIGN) - at) as usize,
+            0,
+        );
         index.entries.insert(
             hash.to_hex().to_string(),
             Entry {
                 offset: section.len() as u64,
                 len: artifact.len() as u64,
+                builtin: builtin.clone(),
             },
         );
         section.extend_from_slice(artifact);
@@ -271,7 +347,7 @@ mod tests {
     fn executable_with(artifacts: &[(blake3::Hash, Vec<u8>)]) -> (tempfile::TempDir, Vec<u8>) {
         let dir = tempfile::tempdir().unwrap();
         let mut bytes = b"\x7fELF the program".to_vec();
-        bytes.extend(section(&artifacts_of(artifacts)));
+        bytes.extend(section(&artifacts_of(artifacts), bytes.len() as u64));
         std::fs::write(dir.path().join("xfn"), &bytes).unwrap();
         (dir, bytes)
     }
@@ -281,6 +357,7 @@ mod tests {
             .iter()
             .map(|(component, compiled)| Artifact {
                 component: *component,
+                builtin: None,
                 compiled: compiled.clone(),
             })
             .collect()
@@ -292,10 +369,41 @@ mod tests {
         let (dir, bytes) = executable_with(&[(a, vec![1; 10]), (b, vec![2; 3])]);
         let found = Precompiled::open(&dir.path().join("xfn")).unwrap().unwrap();
         assert_eq!(found.len(), 2);
-        assert_eq!(found.artifact(&a).unwrap().unwrap().as_ref(), [1; 10]);
-        assert_eq!(found.artifact(&b).unwrap().unwrap().as_ref(), [2; 3]);
+        assert_eq!(found.artifact(&a).unwrap().unwrap().bytes(), [1; 10]);
+        assert_eq!(found.artifact(&b).unwrap().unwrap().bytes(), [2; 3]);
+        // Each where the file has it, on an aligned offset.
+        for (hash, artifact) in [(a, &[1u8; 10][..]), (b, &[2; 3])] {
+            let at = found.start + found.entries[&hash].offset;
+            assert!(at.is_multiple_of(ALIGN));
+            assert_eq!(&bytes[at as usize..][..artifact.len()], artifact);
+        }
         assert!(found.artifact(&blake3::hash(b"c")).is_none());
         assert_eq!(&bytes[..without_section(&bytes)], b"\x7fELF the program");
+    }
+
+    #[test]
+    fn a_builtin_is_known_by_its_address_not_its_bytes() {
+        static PT: &[u8] = b"the built-in component";
+        let hash = blake3::hash(PT);
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = b"\x7fELF".to_vec();
+        let artifact = Artifact {
+            component: hash,
+            builtin: Some("function-pt".into()),
+            compiled: vec![7; 5],
+        };
+        bytes.extend(section(&[artifact], bytes.len() as u64));
+        std::fs::write(dir.path().join("xfn"), &bytes).unwrap();
+        let open = || Precompiled::open(&dir.path().join("xfn")).unwrap().unwrap();
+        let known = open().with_builtins([("function-pt", PT), ("function-other", &b"x"[..])]);
+        assert_eq!(known.builtin_hash(PT), Some(hash));
+        // The same bytes elsewhere are hashed as any component is.
+        let copy = PT.to_vec();
+        assert_eq!(known.builtin_hash(copy.as_slice()), None);
+        assert_eq!(known.builtin_hash(b"x"), None, "no artifact for it");
+        // A built-in of another name is not this one.
+        let other = open().with_builtins([("function-other", PT)]);
+        assert_eq!(other.builtin_hash(PT), None);
     }
 
     #[test]
@@ -319,7 +427,7 @@ mod tests {
         let err = Precompiled::open(&path).unwrap_err();
         assert!(err.contains("trailer is damaged"), "{err}");
         // An entry pointing past its section.
-        let mut section = section(&artifacts_of(&[(a, vec![1; 10])]));
+        let mut section = section(&artifacts_of(&[(a, vec![1; 10])]), 4);
         let at = section
             .windows(9)
             .position(|w| w == b"\"len\":10}")

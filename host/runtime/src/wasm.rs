@@ -91,14 +91,23 @@ impl WasmRuntime {
                 return None;
             }
         };
-        // SAFETY: the artifact is read from this executable's own section,
-        // which `xfn precompile-builtins` wrote with wasmtime's
-        // `precompile_component`; wasmtime itself refuses an artifact of
-        // another version, configuration or CPU.
+        // SAFETY: the artifact is this executable's own section, which
+        // `xfn precompile-builtins` wrote with wasmtime's
+        // `precompile_component`, mapped for the rest of the process and
+        // never written; wasmtime itself refuses an artifact of another
+        // version, configuration or CPU.
         #[allow(unsafe_code)]
-        let deserialized = unsafe { Component::deserialize(self.engine.engine(), artifact) };
+        let deserialized = unsafe {
+            Component::deserialize_raw(
+                self.engine.engine(),
+                std::ptr::NonNull::from(artifact.bytes()),
+            )
+        };
         match deserialized {
             Ok(component) => {
+                // The component holds the mapping until wasmtime drops its
+                // code.
+                artifact.hand_over();
                 tracing::debug!("loaded the precompiled component {hash}");
                 Some(component)
             }
@@ -126,10 +135,22 @@ impl WasmRuntime {
             function: name.to_owned(),
             reason,
         };
-        // Reading the component's outline is cheap, and refuses what the
-        // sandbox would not run before any compiling, with a clear reason.
-        crate::local_module::check_component(bytes).map_err(load_error)?;
-        let hash = blake3::hash(bytes);
+        // A built-in of this executable that it carries precompiled is
+        // known by address, and was checked when it was precompiled.
+        let builtin = self
+            .precompiled
+            .as_ref()
+            .and_then(|p| p.builtin_hash(bytes));
+        let hash = match builtin {
+            Some(hash) => hash,
+            None => {
+                // Reading the component's outline is cheap, and refuses what
+                // the sandbox would not run before any compiling, with a
+                // clear reason.
+                crate::local_module::check_component(bytes).map_err(load_error)?;
+                blake3::hash(bytes)
+            }
+        };
         let entry = self.loaded_entry(hash);
         // Loads of the same component wait for one another here; loads of
         // different ones go on in parallel.

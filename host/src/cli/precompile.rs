@@ -46,11 +46,11 @@ pub fn run(args: PrecompileArgs) -> Result<()> {
         .iter()
         .map(|(name, wasm)| {
             compiler
-                .compile(wasm)
+                .compile(wasm, Some(name))
                 .with_context(|| format!("built-in function {name}"))
         })
         .collect::<Result<Vec<_>>>()?;
-    let section = precompiled::section(&artifacts);
+    let section = precompiled::section(&artifacts, program.len() as u64);
 
     let output = args.output.unwrap_or_else(|| exe.clone());
     let staging = output.with_extension("precompiling");

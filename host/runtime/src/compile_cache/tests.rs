@@ -222,3 +222,26 @@ fn an_engine_that_cannot_load_an_entry_leaves_it_in_place() {
         .load_or_compile(roomy.engine(), &with_memory())
         .expect("loads");
 }
+
+#[test]
+fn an_entry_is_run_from_its_file_not_a_copy() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let engine = HostEngine::new(HostConfig {
+        max_concurrent_calls: 2,
+        ..HostConfig::default()
+    })
+    .expect("engine");
+    let cache = CompileCache::new(dir.path());
+    let wasm = crate::code_memory::tests::with_code();
+    // Compiled, stored, and run from the stored file; then loaded from it.
+    for _ in 0..2 {
+        let component = cache
+            .load_or_compile(engine.engine(), &wasm)
+            .expect("compiles");
+        assert!(
+            crate::code_memory::tests::mapped_from(&only_entry(&cache), component.image_range()),
+            "not run from the cache entry"
+        );
+        crate::code_memory::tests::run(&engine, &component);
+    }
+}
