@@ -329,6 +329,11 @@ pub async fn run(args: RenderArgs) -> Result<()> {
 
 /// The wasm runtime of a render: each call limited to `memory` and
 /// `timeout`, compiled functions cached under `cache_dir`.
+///
+/// A render makes a handful of calls, one step at a time, so its instances
+/// are allocated as calls need them rather than from a pool: setting up
+/// and tearing down a pool of 128 slots (a stack each, with its guard
+/// page) cost more than a whole render's calls.
 pub fn render_runtime(
     cache_dir: Option<PathBuf>,
     memory: &super::flags::MemoryLimit,
@@ -338,6 +343,7 @@ pub fn render_runtime(
         HostConfig {
             call_timeout: timeout,
             memory_limit: memory.bytes(),
+            pooling: false,
             ..HostConfig::default()
         },
         cache_dir,

@@ -206,6 +206,50 @@ fn the_binary_reloads_on_sighup_and_with_watch() {
     }
 }
 
+/// The instance pool reserves terabytes of address space up front; under
+/// an 8 GiB cap it cannot, and `xfn serve` says so, allocates per call,
+/// and serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_little_address_space_serve_allocates_on_demand() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let hello = xfn_tests::wasm_dir().join("hello.wasm");
+    let port = xfn_tests::free_port();
+    let stderr_path = dir.path().join("stderr");
+    let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 8388608 && exec \"$0\" \"$@\"")
+        .arg(xfn_tests::xfn_bin())
+        .args(["serve", "--insecure", "--address"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("--function")
+        .arg(format!("hello={}", hello.display()))
+        .env_remove("XFN_LOG")
+        .stderr(stderr)
+        .spawn()
+        .expect("start xfn serve under ulimit");
+    let pid = child.id().to_string();
+    let log = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !log().contains("xfn serve: serving hello on") {
+        if std::time::Instant::now() > deadline || child.try_wait().ok().flatten().is_some() {
+            let _ = child_kill(&pid);
+            panic!("xfn serve did not start:\n{}", log());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let greeting = greet(&format!("http://127.0.0.1:{port}"), "hello").await;
+    signal(&pid, "-TERM");
+    let status = wait_with_limit(&mut child, Duration::from_secs(30));
+    assert_eq!(greeting.as_deref(), Ok("Hi, world!"), "{}", log());
+    assert_eq!(status.code(), Some(0), "{}", log());
+    assert!(
+        log().contains("cannot reserve a pool of instances") && log().contains("on demand"),
+        "{}",
+        log()
+    );
+}
+
 fn signal(pid: &str, signal: &str) {
     let sent = std::process::Command::new("kill")
         .args([signal, pid])

@@ -44,9 +44,10 @@ fn a_resources_mode_composition_renders_as_a_patch_and_transform_pipeline() {
 }
 
 #[test]
-fn with_little_address_space_the_host_allocates_on_demand_and_renders_the_same() {
-    // The instance pool reserves terabytes of address space up front; under
-    // an 8 GiB cap it cannot, and xfn says so and allocates per call.
+fn with_little_address_space_render_renders_the_same() {
+    // A render allocates its few instances as its calls need them (no
+    // pool), so an 8 GiB cap on address space changes nothing.
+    // (`xfn serve`'s fallback from its pool: `grpc::serve_lifecycle`.)
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples/docs");
     let want = std::fs::read_to_string(dir.join("expected-output.yaml")).expect("expected output");
     let cache = tempfile::tempdir().expect("temp dir");
@@ -62,10 +63,7 @@ fn with_little_address_space_the_host_allocates_on_demand_and_renders_the_same()
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&output.stdout), want);
-    assert!(
-        stderr.contains("cannot reserve a pool of instances") && stderr.contains("on demand"),
-        "{stderr}"
-    );
+    assert!(!stderr.contains("cannot reserve a pool"), "{stderr}");
     assert!(
         !stderr.contains('\u{1b}'),
         "no terminal colours in a log file: {stderr}"
