@@ -60,16 +60,16 @@ fn regions() -> &'static Mutex<Vec<Region>> {
     REGIONS.get_or_init(Mutex::default)
 }
 
-/// Marks the region holding `ptr` free; whether there was one.
-fn give_back(ptr: usize) -> bool {
+/// Marks the region holding `ptr` free, after `before` (which runs only
+/// if there is one); whether there was one.
+fn give_back(ptr: usize, before: impl FnOnce() -> wasmtime::Result<()>) -> wasmtime::Result<bool> {
     let mut regions = regions().lock().unwrap_or_else(PoisonError::into_inner);
-    match regions.iter_mut().find(|r| r.contains(ptr)) {
-        Some(region) => {
-            region.in_use = false;
-            true
-        }
-        None => false,
-    }
+    let Some(region) = regions.iter_mut().find(|r| r.contains(ptr)) else {
+        return Ok(false);
+    };
+    before()?;
+    region.in_use = false;
+    Ok(true)
 }
 
 /// The process's code protection, shared by every engine.
@@ -117,14 +117,7 @@ impl CustomCodeMemory for CodeProtection {
     fn unpublish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
         // wasmtime unpublishes code as it drops it, after taking it out of
         // its registry: a lent mapping is then free for the next load.
-        let lent = regions()
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .any(|r| r.contains(ptr as usize));
-        if lent {
-            protect(ptr, len, libc::PROT_READ)?;
-            give_back(ptr as usize);
+        if give_back(ptr as usize, || protect(ptr, len, libc::PROT_READ))? {
             return Ok(());
         }
         protect(ptr, len, libc::PROT_READ | libc::PROT_WRITE)
@@ -156,7 +149,7 @@ impl Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if !self.handed_over {
-            give_back(self.bytes.as_ptr() as usize);
+            let _ = give_back(self.bytes.as_ptr() as usize, || Ok(()));
         }
     }
 }
@@ -252,8 +245,13 @@ pub(crate) mod tests {
             .section(&functions)
             .section(&StartSection { function_index: 0 })
             .section(&code);
+        component_of(&module)
+    }
+
+    /// A component that instantiates `module` once.
+    pub(crate) fn component_of(module: &Module) -> Vec<u8> {
         let mut component = wasm_encoder::Component::new();
-        component.section(&ModuleSection(&module));
+        component.section(&ModuleSection(module));
         let mut instances = InstanceSection::new();
         instances.instantiate(0, Vec::<(&str, ModuleArg)>::new());
         component.section(&instances);

@@ -2,8 +2,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::time::SystemTime;
 
 use wasm_encoder::{
-    ComponentImportSection, ComponentTypeRef, ComponentTypeSection, InstanceSection, InstanceType,
-    MemorySection, MemoryType, Module, ModuleArg, ModuleSection,
+    ComponentImportSection, ComponentTypeRef, ComponentTypeSection, InstanceType, MemorySection,
+    MemoryType, Module,
 };
 
 use super::trust::{KEY_FILE, STALE_TEMP_AGE};
@@ -39,12 +39,7 @@ fn with_memory() -> Vec<u8> {
     });
     let mut module = Module::new();
     module.section(&memories);
-    let mut component = wasm_encoder::Component::new();
-    component.section(&ModuleSection(&module));
-    let mut instances = InstanceSection::new();
-    instances.instantiate(0, Vec::<(&str, ModuleArg)>::new());
-    component.section(&instances);
-    component.finish()
+    crate::code_memory::tests::component_of(&module)
 }
 
 fn imports(engine: &Engine, component: &Component) -> usize {
