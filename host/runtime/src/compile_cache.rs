@@ -11,6 +11,11 @@
 //! never leaves a half-written entry, and temporary files left by a killed
 //! compile are removed when the cache is first used.
 //!
+//! A loaded entry is mapped, not read: its code runs from the file's
+//! pages. Entries are only ever replaced whole (renamed into place) or
+//! removed, both of which leave a mapped file intact; never written in
+//! place, which would change code under a running function.
+//!
 //! Loading a compiled artifact runs native code: a cache directory that
 //! other users may write, or an entry not owned by the user, is never
 //! loaded from; xfn then compiles without the cache and says why.

@@ -102,8 +102,68 @@ impl Suite {
                 ));
             }
         }
+        self.shipped_functions(bin, &request);
+    }
+
+    /// Resident memory per function for real, different components: the
+    /// ports xfn ships, each served once and called once (with P&T's
+    /// request: the others answer it with their own results or errors,
+    /// having run), against one small function alone.
+    fn shipped_functions(&mut self, bin: &Path, request: &xfn_proto::json::v1::RunFunctionRequest) {
+        let wasm = xfn_tests::wasm_dir();
+        let cache = tempfile::tempdir().expect("temp dir");
+        let resident = |functions: &[(String, PathBuf)]| -> Result<f64, String> {
+            let serve = Peer::xfn_serve(bin, functions, cache.path(), &[])?;
+            for (name, _) in functions {
+                let authority = format!("{name}.crossplane-system:9443");
+                self.rt
+                    .block_on(call_once(&serve.target, Some(&authority), request))
+                    .map_err(|e| format!("calling {name}: {e}"))?;
+            }
+            Ok(rss_kib(serve.child.id()) / 1024.0)
+        };
+        let alone = [("hello".to_owned(), wasm.join("hello.wasm"))];
+        let shipped: Vec<(String, PathBuf)> = SHIPPED
+            .iter()
+            .map(|name| (name.replace('_', "-"), wasm.join(format!("{name}.wasm"))))
+            .collect();
+        match resident(&alone).and_then(|alone| Ok((alone, resident(&shipped)?))) {
+            Ok((alone, all)) => {
+                let n = shipped.len();
+                self.rows.push(row(
+                    format!(
+                        "{n} shipped functions, distinct components: resident after a call each"
+                    ),
+                    (all, "MiB"),
+                    ("one small function alone", alone),
+                    None,
+                ));
+                self.rows.push(row(
+                    format!("{n} shipped functions: resident per function above one alone"),
+                    ((all - alone) / (n as f64 - 1.0), "MiB"),
+                    ("issue 38's budget: 1 GiB for 1,000", RSS_LIMIT_MIB / 1000.0),
+                    None,
+                ));
+            }
+            Err(e) => self.notes.push(format!("item 13, shipped functions: {e}")),
+        }
     }
 }
+
+/// The ports xfn ships as built-ins, by their component's file name.
+const SHIPPED: &[&str] = &[
+    "function_patch_and_transform",
+    "function_auto_ready",
+    "function_environment_configs",
+    "function_extra_resources",
+    "function_sequencer",
+    "function_status_transformer",
+    "function_cel_filter",
+    "function_cidr",
+    "function_go_templating",
+    "function_kcl",
+    "function_annotate",
+];
 
 /// A row of item 13: `value` in `unit` beside `peer`, against `target`
 /// (its text and whether it is met) if it has one.
