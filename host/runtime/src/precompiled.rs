@@ -17,9 +17,10 @@
 //! lies and run from there (see [`crate::code_memory`]): its pages are the
 //! executable's own, shared with every other xfn process and never copied.
 //! [`Precompiled::open`] reads only the trailer and the index; an artifact
-//! is mapped when its component is first loaded, once per process. wasmtime checks an artifact against the engine that loads it
-//! (its version, its settings, the CPU's features), and an artifact it
-//! refuses, such as one compiled for a newer CPU, is compiled afresh.
+//! is mapped when its component is loaded. wasmtime checks an artifact
+//! against the engine that loads it (its version, its settings, the CPU's
+//! features), and an artifact it refuses, such as one compiled for a newer
+//! CPU, is compiled afresh.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -118,16 +119,15 @@ impl Precompiled {
         mut self,
         builtins: impl IntoIterator<Item = (&'static str, &'static [u8])>,
     ) -> Precompiled {
-        let by_name: HashMap<&str, (blake3::Hash, u64)> = self
+        let by_name: HashMap<&str, blake3::Hash> = self
             .entries
             .iter()
-            .filter_map(|(hash, entry)| Some((entry.builtin.as_deref()?, (*hash, entry.len))))
+            .filter_map(|(hash, entry)| Some((entry.builtin.as_deref()?, *hash)))
             .collect();
         let known: Vec<_> = builtins
             .into_iter()
             .filter_map(|(name, bytes)| {
-                let (hash, _) = by_name.get(name)?;
-                Some(((bytes.as_ptr() as usize, bytes.len()), *hash))
+                Some(((bytes.as_ptr() as usize, bytes.len()), *by_name.get(name)?))
             })
             .collect();
         self.builtins.extend(known);
