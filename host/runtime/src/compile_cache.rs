@@ -193,10 +193,22 @@ fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Option<Componen
     // place; wasmtime itself rejects artifacts from another version or
     // configuration.
     #[allow(unsafe_code)]
-    let deserialized = unsafe { Component::deserialize_file(engine, path) };
-    deserialized
-        .map(Some)
-        .map_err(|e| format!("cannot load compiled component: {e:#}"))
+    let mapped = unsafe { Component::deserialize_file(engine, path) };
+    let error = match mapped {
+        Ok(component) => return Ok(Some(component)),
+        Err(error) => error,
+    };
+    // A file system that can't map files: load a copy, checked again.
+    if let Ok(bytes) = fs::read(path)
+        && let Some(body) = verified_body(key, &entry_name(path), &bytes)
+    {
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        if let Ok(component) = unsafe { Component::deserialize(engine, body) } {
+            return Ok(Some(component));
+        }
+    }
+    Err(format!("cannot load compiled component: {error:#}"))
 }
 
 /// Whether the entry at `path` carries a valid MAC, `None` if there is no
