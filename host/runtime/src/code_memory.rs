@@ -35,8 +35,13 @@ pub(crate) struct CodeProtection {
     _private: (),
 }
 
-/// A range of a file: device, inode, offset and length.
+/// A range of a file: device, inode, start and end.
 type RangeKey = (u64, u64, u64, u64);
+
+fn range_key(file: &File, range: &Range<u64>) -> std::io::Result<RangeKey> {
+    let meta = file.metadata()?;
+    Ok((meta.dev(), meta.ino(), range.start, range.end))
+}
 
 /// One mapping [`check_out`] made.
 struct Region {
@@ -111,7 +116,18 @@ impl CustomCodeMemory for CodeProtection {
     }
 
     fn publish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
-        protect(ptr, len, libc::PROT_READ | libc::PROT_EXEC)
+        // As wasmtime's own publishing does: code just written as data
+        // (compiled, or copied) must reach the instruction caches before
+        // it runs, and every core's pipeline must drop what it fetched.
+        // Both are no-ops where the caches are coherent, as on x86-64.
+        // SAFETY: `ptr..ptr + len` is code memory wasmtime hands over.
+        #[allow(unsafe_code)]
+        unsafe {
+            wasmtime_internal_jit_icache_coherence::clear_cache(ptr.cast(), len)?;
+        }
+        protect(ptr, len, libc::PROT_READ | libc::PROT_EXEC)?;
+        wasmtime_internal_jit_icache_coherence::pipeline_flush_mt()?;
+        Ok(())
     }
 
     fn unpublish_executable(&self, ptr: *const u8, len: usize) -> wasmtime::Result<()> {
@@ -169,10 +185,7 @@ pub(crate) fn check_out(file: &File, range: Range<u64>) -> Result<Lease, String>
     if len == 0 {
         return Err(String::from("the region is empty"));
     }
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot read the file to map: {e}"))?;
-    let key = (meta.dev(), meta.ino(), range.start, range.end);
+    let key = range_key(file, &range).map_err(|e| format!("cannot read the file to map: {e}"))?;
     let mut regions = regions().lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(free) = regions.iter_mut().find(|r| r.key == key && !r.in_use) {
         free.in_use = true;
@@ -207,8 +220,7 @@ pub(crate) fn check_out(file: &File, range: Range<u64>) -> Result<Lease, String>
 /// lent.
 #[cfg(test)]
 fn mappings_of(file: &File, range: Range<u64>) -> (usize, usize) {
-    let meta = file.metadata().unwrap();
-    let key = (meta.dev(), meta.ino(), range.start, range.end);
+    let key = range_key(file, &range).unwrap();
     let regions = regions().lock().unwrap();
     let of: Vec<_> = regions.iter().filter(|r| r.key == key).collect();
     (of.len(), of.iter().filter(|r| r.in_use).count())
