@@ -143,15 +143,10 @@ impl CompileCache {
         // Stored, then run from the stored file (mapped, not copied): the
         // kernel shares and evicts its pages. Where it can't be stored, run
         // from a copy in memory.
-        match write_entry(key, &path, &compiled) {
-            Ok(()) => {
-                if let Some(component) = load(engine, key, &path)? {
-                    return Ok(component);
-                }
-            }
-            Err(e) => {
-                tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
-            }
+        if let Err(e) = write_entry(key, &path, &compiled) {
+            tracing::warn!("cannot write compile cache entry {}: {e}", path.display());
+        } else {
+            return open_verified(engine, key, &path);
         }
         // SAFETY: `compiled` was produced by this engine just now.
         #[allow(unsafe_code)]
@@ -187,6 +182,13 @@ fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Option<Componen
         let _ = fs::remove_file(path);
         return Ok(None);
     }
+    open_verified(engine, key, path).map(Some)
+}
+
+/// The component of the entry at `path`, whose MAC was checked (or which
+/// xfn just wrote): mapped from the file, or, where the file can't be
+/// mapped, loaded from a copy checked again.
+fn open_verified(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Component, String> {
     // SAFETY: the entry carries a MAC under the user's own key, in a
     // directory only the user can write, so xfn wrote it, and entries are
     // only ever replaced whole (renamed into place), never written in
@@ -195,7 +197,7 @@ fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Option<Componen
     #[allow(unsafe_code)]
     let mapped = unsafe { Component::deserialize_file(engine, path) };
     let error = match mapped {
-        Ok(component) => return Ok(Some(component)),
+        Ok(component) => return Ok(component),
         Err(error) => error,
     };
     // A file system that can't map files: load a copy, checked again.
@@ -205,7 +207,7 @@ fn load(engine: &Engine, key: &hmac::Key, path: &Path) -> Result<Option<Componen
         // SAFETY: as above.
         #[allow(unsafe_code)]
         if let Ok(component) = unsafe { Component::deserialize(engine, body) } {
-            return Ok(Some(component));
+            return Ok(component);
         }
     }
     Err(format!("cannot load compiled component: {error:#}"))
