@@ -119,13 +119,41 @@ impl CompileCache {
         self.load_or_compile_hashed(engine, wasm, &blake3::hash(wasm))
     }
 
+    /// The compiled form of the component whose BLAKE3 hash is `hash`, if
+    /// the cache holds one for `engine`; never compiles. A corrupt or
+    /// tampered entry is removed, and is not there.
+    pub fn load_hashed(
+        &self,
+        engine: &Engine,
+        hash: &blake3::Hash,
+    ) -> Result<Option<Component>, String> {
+        let Some(key) = self.key() else {
+            return Ok(None);
+        };
+        load(engine, key, &self.entry_path_of(engine, hash))
+    }
+
     /// [`CompileCache::load_or_compile`] for a caller that has hashed the
-    /// component already: `hash` is the BLAKE3 hash of `wasm`.
+    /// component already: `hash` is the BLAKE3 hash of `wasm`. Counts the
+    /// lookup in the process's metrics.
     pub fn load_or_compile_hashed(
         &self,
         engine: &Engine,
         wasm: &[u8],
         hash: &blake3::Hash,
+    ) -> Result<Component, String> {
+        self.load_or_compile_counted(engine, wasm, hash, true)
+    }
+
+    /// [`CompileCache::load_or_compile_hashed`], counting the lookup in the
+    /// metrics if `counted`: a lookup a function's load makes is counted,
+    /// the background compiler's are not (see [`crate::Tiering`]).
+    pub(crate) fn load_or_compile_counted(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        hash: &blake3::Hash,
+        counted: bool,
     ) -> Result<Component, String> {
         let Some(key) = self.key() else {
             return Component::new(engine, wasm)
@@ -133,7 +161,9 @@ impl CompileCache {
         };
         let path = self.entry_path_of(engine, hash);
         let found = load(engine, key, &path)?;
-        crate::metrics::record_compile_cache(found.is_some());
+        if counted {
+            crate::metrics::record_compile_cache(found.is_some());
+        }
         if let Some(component) = found {
             return Ok(component);
         }

@@ -52,6 +52,31 @@ pub struct HostConfig {
     /// `memory_limit`, and never more than `max_concurrent_calls` (the
     /// batch is cut to fit). 1 gives each back as its call ends.
     pub decommit_batch: u32,
+    /// How a component is compiled when no optimized code for it is at
+    /// hand (built into the executable or in the compile cache).
+    pub tiering: Tiering,
+}
+
+/// How a component with no optimized code at hand is compiled.
+///
+/// Cranelift, wasmtime's optimizing compiler, takes about 1.5 s of both
+/// cores for a component the size of function-patch-and-transform; Winch,
+/// its baseline compiler, takes about an eighth of that, for code that
+/// runs slower. Both are in wasmtime's first tier of support on x86-64,
+/// and their code runs in the same sandbox, with the same limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tiering {
+    /// Compile with Cranelift before the first call.
+    Optimized,
+    /// Compile with Winch (or take its code from the compile cache) and
+    /// run that: for a process that makes a few calls and exits, such as
+    /// `xfn render`.
+    Baseline,
+    /// Run Winch's code first, while Cranelift compiles the component in
+    /// the background; calls that start after that run Cranelift's code,
+    /// which is also cached for the next start. For servers: a function
+    /// is ready in a fraction of the time, and fast soon after.
+    BaselineFirst,
 }
 
 impl HostConfig {
@@ -166,6 +191,7 @@ impl Default for HostConfig {
             keep_resident: DEFAULT_KEEP_RESIDENT_KIB << 10,
             resident_budget: DEFAULT_RESIDENT_BUDGET_MIB << 20,
             decommit_batch: DEFAULT_DECOMMIT_BATCH,
+            tiering: Tiering::Optimized,
         }
     }
 }

@@ -7,12 +7,12 @@ use std::sync::{Arc, Weak};
 use std::thread::{self, Thread};
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::HostConfig;
 use crate::sandbox::{MAX_INSTANCES, MAX_MEMORIES, MAX_TABLES};
+use crate::{HostConfig, Tiering};
 
 /// A wasmtime engine configured for xfn, with its epoch ticker.
 ///
@@ -26,6 +26,9 @@ pub struct HostEngine {
 
 struct Inner {
     engine: Engine,
+    /// The engine of Winch's code, if [`HostConfig::tiering`] asks for it
+    /// and this machine has it (see [`HostEngine::baseline`]).
+    baseline: Option<Engine>,
     config: HostConfig,
     /// The pool: one permit per instance slot.
     slots: Semaphore,
@@ -69,12 +72,14 @@ impl HostEngine {
             Engine::new(&wasm_config(&config, false))
                 .map_err(|e| crate::Error::Engine(e.to_string()))?
         };
+        let baseline = baseline_engine(&config);
         let pool = config.max_concurrent_calls.max(1);
         let slots = Semaphore::new(pool as usize);
         let beyond_first = Semaphore::new((pool - config.reserved_slots()) as usize);
         let (ticker, start_ticker) = spawn_ticker(config.epoch_tick);
         let inner = Arc::new(Inner {
             engine,
+            baseline,
             config,
             slots,
             beyond_first,
@@ -89,6 +94,18 @@ impl HostEngine {
     /// The wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.inner.engine
+    }
+
+    /// The engine that runs code of Winch, wasmtime's baseline compiler:
+    /// `None` unless [`HostConfig::tiering`] asks for it, or where Winch
+    /// does not support this machine.
+    ///
+    /// Its instances are allocated on demand, not from the pool: they run
+    /// only until Cranelift's code is ready, or in a process that makes a
+    /// few calls. They take call slots like any other, so the pool's
+    /// bounds on calls in flight hold for both engines together.
+    pub fn baseline(&self) -> Option<&Engine> {
+        self.inner.baseline.as_ref()
     }
 
     /// The host's configuration.
@@ -234,6 +251,26 @@ pub(crate) fn wasm_config(config: &HostConfig, pooling: bool) -> Config {
     wasm
 }
 
+/// The engine of Winch's code for `config`, if its tiering uses one. Where
+/// Winch can't make one (it supports x86-64 only), every component is
+/// compiled by Cranelift, with a note in the log.
+fn baseline_engine(config: &HostConfig) -> Option<Engine> {
+    if config.tiering == Tiering::Optimized {
+        return None;
+    }
+    let mut wasm = wasm_config(config, false);
+    wasm.strategy(Strategy::Winch);
+    match Engine::new(&wasm) {
+        Ok(engine) => Some(engine),
+        Err(e) => {
+            tracing::info!(
+                "no baseline compiler on this machine ({e:#}); compiling with Cranelift"
+            );
+            None
+        }
+    }
+}
+
 /// Starts the ticker thread, which ticks every `tick` once it is sent its
 /// engine. The thread's handle exists before the engine, so every call that
 /// takes a slot can wake it.
@@ -278,6 +315,9 @@ fn run_ticker(engine: &Weak<Inner>, tick: Duration) {
         thread::sleep(tick);
         let Some(inner) = engine.upgrade() else { break };
         inner.engine.increment_epoch();
+        if let Some(baseline) = &inner.baseline {
+            baseline.increment_epoch();
+        }
         inner.ticks.fetch_add(1, Ordering::Relaxed);
     }
 }

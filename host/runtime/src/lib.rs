@@ -38,15 +38,17 @@ pub mod protocol;
 mod response_check;
 mod sandbox;
 pub mod text;
+mod tiering;
 mod wasm;
 
 pub use compile_cache::CompileCache;
 pub use config::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_DECOMMIT_BATCH, DEFAULT_KEEP_RESIDENT_KIB,
     DEFAULT_MAX_CONCURRENT_CALLS, DEFAULT_MEMORY_LIMIT_MIB, DEFAULT_RESIDENT_BUDGET_MIB,
-    HostConfig,
+    HostConfig, Tiering,
 };
 pub use engine::HostEngine;
 pub use error::{CallError, Error};
 pub use function::Function;
+pub use tiering::Tier;
 pub use wasm::{WasmFunction, WasmRuntime};

@@ -5,23 +5,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{
-    Component, ComponentExportIndex, HasSelf, InstancePre, Linker, TypedFunc,
-};
-use wasmtime::{Store, Trap, UpdateDeadline};
+use wasmtime::component::{Component, HasSelf, Linker, TypedFunc};
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
 use crate::compile_cache::CompileCache;
 use crate::engine::{FunctionSlots, HostEngine};
 use crate::function::Function;
 use crate::precompiled::Precompiled;
-use crate::protocol::{FunctionPre, RunFunctionRequest, RunFunctionResponse};
+use crate::protocol::{RunFunctionRequest, RunFunctionResponse};
 use crate::response_check::check_response;
-use crate::sandbox::{MAX_MEMORIES, MAX_TABLES, Sandbox};
+use crate::sandbox::Sandbox;
 use crate::text::{self, MAX_GUEST_TEXT};
-use crate::{CallError, Error};
-
-/// The name of the function world's export.
-const RUN_FUNCTION: &str = "run-function";
+use crate::tiering::{self, Optimizer, RUN_FUNCTION, Tier, Tiered};
+use crate::{CallError, Error, Tiering};
 
 /// The signature of `run-function`.
 type RunFunction<'a> = TypedFunc<(&'a RunFunctionRequest,), (Result<RunFunctionResponse, String>,)>;
@@ -32,6 +28,12 @@ type RunFunction<'a> = TypedFunc<(&'a RunFunctionRequest,), (Result<RunFunctionR
 pub struct WasmRuntime {
     engine: HostEngine,
     linker: Arc<Linker<Sandbox>>,
+    /// The linker of the baseline engine, if the host has one (see
+    /// [`HostEngine::baseline`]).
+    baseline_linker: Option<Arc<Linker<Sandbox>>>,
+    /// What compiles optimized code in the background, with
+    /// [`Tiering::BaselineFirst`].
+    optimizer: Option<Optimizer>,
     cache: Option<CompileCache>,
     /// Compiled components that came with the binary, tried before the
     /// cache (see [`crate::precompiled`]).
@@ -43,29 +45,25 @@ pub struct WasmRuntime {
 
 /// One component's entry in [`WasmRuntime`]'s table: what its functions
 /// share, while any is alive. Its lock is held while it loads.
-type LoadedEntry = Arc<Mutex<Weak<Linked>>>;
-
-/// A compiled component, pre-instantiated with xfn's imports: what every
-/// function of the same component shares.
-struct Linked {
-    pre: InstancePre<Sandbox>,
-    /// The `run-function` export, whose type [`FunctionPre::new`] checked.
-    run_function: ComponentExportIndex,
-}
+type LoadedEntry = Arc<Mutex<Weak<Tiered>>>;
 
 impl WasmRuntime {
     /// A runtime on `engine`, caching compiled components in `cache` if given.
     pub fn new(engine: HostEngine, cache: Option<CompileCache>) -> Result<WasmRuntime, Error> {
-        let mut linker = Linker::<Sandbox>::new(engine.engine());
-        // WASI is linked so that ordinary Rust components instantiate, but the
-        // sandbox grants nothing through it (see `sandbox`).
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;
-        crate::protocol::Function::add_to_linker::<_, HasSelf<Sandbox>>(&mut linker, |s| s)
-            .map_err(|e| Error::Engine(format!("cannot link xfn's imports: {e}")))?;
+        let linker = Arc::new(linker_of(engine.engine())?);
+        let baseline_linker = match engine.baseline() {
+            Some(baseline) => Some(Arc::new(linker_of(baseline)?)),
+            None => None,
+        };
+        let optimizer = match (&baseline_linker, engine.config().tiering) {
+            (Some(_), Tiering::BaselineFirst) => Optimizer::start(linker.clone(), cache.clone()),
+            _ => None,
+        };
         Ok(WasmRuntime {
             engine,
-            linker: Arc::new(linker),
+            linker,
+            baseline_linker,
+            optimizer,
             cache,
             precompiled: None,
             loaded: Arc::default(),
@@ -158,18 +156,59 @@ impl WasmRuntime {
         if let Some(linked) = shared.upgrade() {
             return Ok(self.function(name, linked));
         }
-        let precompiled = self.precompiled_component(&hash);
-        let component = match (precompiled, &self.cache) {
-            (Some(component), _) => component,
-            (None, Some(cache)) => cache
-                .load_or_compile_hashed(self.engine.engine(), bytes, &hash)
-                .map_err(load_error)?,
-            (None, None) => Component::new(self.engine.engine(), bytes)
-                .map_err(|e| load_error(format!("cannot compile component: {e:#}")))?,
+        let (component, linker, tier) = match self.precompiled_component(&hash) {
+            Some(component) => (component, &self.linker, Tier::Optimized),
+            None => self.compile(bytes, &hash).map_err(load_error)?,
         };
-        let linked = Arc::new(self.link(&component).map_err(load_error)?);
-        *shared = Arc::downgrade(&linked);
-        Ok(self.function(name, linked))
+        let linked = tiering::link(linker, &component, tier).map_err(load_error)?;
+        let tiered = Tiered::new(linked);
+        if let (Tier::Baseline, Some(optimizer)) = (tier, &self.optimizer) {
+            optimizer.optimize(name, bytes, hash, &tiered);
+        }
+        *shared = Arc::downgrade(&tiered);
+        Ok(self.function(name, tiered))
+    }
+
+    /// Compiles `bytes`, whose hash is `hash`, as [`HostConfig::tiering`]
+    /// says: Cranelift's code if the cache has it, or if there is no
+    /// baseline engine; else Winch's (Cranelift's where Winch can't compile
+    /// it). Returns the code, the linker of its engine and its tier.
+    ///
+    /// [`HostConfig::tiering`]: crate::HostConfig::tiering
+    fn compile(
+        &self,
+        bytes: &[u8],
+        hash: &blake3::Hash,
+    ) -> Result<(Component, &Arc<Linker<Sandbox>>, Tier), String> {
+        // A load counts one lookup in the metrics, whichever tiers it tried.
+        let optimized = |counted| {
+            tiering::compile(
+                self.engine.engine(),
+                self.cache.as_ref(),
+                bytes,
+                hash,
+                counted,
+            )
+            .map(|component| (component, &self.linker, Tier::Optimized))
+        };
+        let (Some(baseline), Some(baseline_linker)) =
+            (self.engine.baseline(), &self.baseline_linker)
+        else {
+            return optimized(true);
+        };
+        if let Some(cache) = &self.cache
+            && let Some(component) = cache.load_hashed(self.engine.engine(), hash)?
+        {
+            crate::metrics::record_compile_cache(true);
+            return Ok((component, &self.linker, Tier::Optimized));
+        }
+        match tiering::compile(baseline, self.cache.as_ref(), bytes, hash, true) {
+            Ok(component) => Ok((component, baseline_linker, Tier::Baseline)),
+            Err(e) => {
+                tracing::debug!("the baseline compiler refused the component ({e}); optimizing it");
+                optimized(false)
+            }
+        }
     }
 
     /// The entry of `hash` in the table of loaded components, made if it
@@ -199,35 +238,20 @@ impl WasmRuntime {
     }
 
     /// Pre-instantiates an already compiled component as function `name`.
+    /// Pre-instantiates an already compiled component, of this runtime's
+    /// engine ([`HostEngine::engine`]), as function `name`.
     pub fn load_component(&self, name: &str, component: &Component) -> Result<WasmFunction, Error> {
-        let linked = self.link(component).map_err(|reason| Error::Load {
-            function: name.to_owned(),
-            reason,
+        let linked = tiering::link(&self.linker, component, Tier::Optimized).map_err(|reason| {
+            Error::Load {
+                function: name.to_owned(),
+                reason,
+            }
         })?;
-        Ok(self.function(name, Arc::new(linked)))
-    }
-
-    /// Links `component` with xfn's imports and checks its export.
-    fn link(&self, component: &Component) -> Result<Linked, String> {
-        check_resources(component)?;
-        let instance_pre = self
-            .linker
-            .instantiate_pre(component)
-            .map_err(|e| format!("cannot link component: {e:#}"))?;
-        // This checks the export's type once; calls then skip the check.
-        let pre = FunctionPre::new(instance_pre)
-            .map_err(|e| format!("component does not export xfn's function world: {e:#}"))?;
-        let run_function = component
-            .get_export_index(None, RUN_FUNCTION)
-            .ok_or_else(|| format!("component does not export `{RUN_FUNCTION}`"))?;
-        Ok(Linked {
-            pre: pre.instance_pre().clone(),
-            run_function,
-        })
+        Ok(self.function(name, Tiered::new(linked)))
     }
 
     /// Function `name` of `linked`, with call slots of its own.
-    fn function(&self, name: &str, linked: Arc<Linked>) -> WasmFunction {
+    fn function(&self, name: &str, linked: Arc<Tiered>) -> WasmFunction {
         WasmFunction {
             name: Arc::from(name),
             engine: self.engine.clone(),
@@ -238,36 +262,15 @@ impl WasmRuntime {
     }
 }
 
-/// Refuses a component that would create more memories or tables than one
-/// call may have, before it takes a pool slot: the memory limit is shared by
-/// all of a call's memories, and their number is capped too.
-fn check_resources(component: &Component) -> Result<(), String> {
-    let Some(required) = component.resources_required() else {
-        return Err("the component imports core modules, which xfn does not provide".into());
-    };
-    let memories = required.num_memories as usize;
-    if memories > MAX_MEMORIES {
-        return Err(format!(
-            "it creates {memories} linear memories when instantiated; a function may have at most {MAX_MEMORIES}"
-        ));
-    }
-    let tables = required.num_tables as usize;
-    if tables > MAX_TABLES {
-        return Err(format!(
-            "it creates {tables} tables when instantiated; a function may have at most {MAX_TABLES}"
-        ));
-    }
-    Ok(())
-}
-
 /// A wasm function ready to be called. Cheap to share: calls don't block
 /// each other, and each gets its own instance.
 pub struct WasmFunction {
     name: Arc<str>,
     engine: HostEngine,
     slots: FunctionSlots,
-    /// Its component, shared with every function of the same component.
-    linked: Arc<Linked>,
+    /// Its component's code, shared with every function of the same
+    /// component.
+    linked: Arc<Tiered>,
     /// The environment its guest sees (none unless the user set one).
     env: Arc<[(String, String)]>,
 }
@@ -280,6 +283,11 @@ impl WasmFunction {
     pub fn with_env(mut self, env: Vec<(String, String)>) -> WasmFunction {
         self.env = Arc::from(env);
         self
+    }
+
+    /// Which compiler made the code a call that starts now runs.
+    pub fn tier(&self) -> Tier {
+        self.linked.current().tier
     }
 
     /// Runs one call in a fresh sandbox.
@@ -297,11 +305,12 @@ impl WasmFunction {
         let _slot = self.engine.call_slot(&self.slots).await;
         let config = self.engine.config();
         let limit = timeout.map_or(config.call_timeout, |t| t.min(config.call_timeout));
-        let mut store = self.store(limit);
+        let linked = self.linked.current();
+        let mut store = self.store(&linked.engine, limit);
         let call = async {
-            let instance = self.linked.pre.instantiate_async(&mut store).await?;
+            let instance = linked.pre.instantiate_async(&mut store).await?;
             let func = instance
-                .get_func(&mut store, self.linked.run_function)
+                .get_func(&mut store, linked.run_function)
                 .ok_or_else(|| wasmtime::format_err!("no `{RUN_FUNCTION}` export"))?;
             // SAFETY: `load_component` type-checked this export against
             // this signature, with `FunctionPre::new`, when it loaded the
@@ -371,17 +380,18 @@ impl WasmFunction {
         block_on(async {
             let _slot = self.engine.call_slot(&self.slots).await;
             let limit = self.engine.config().call_timeout;
-            let mut store = self.store(limit);
-            match self.linked.pre.instantiate_async(&mut store).await {
+            let linked = self.linked.current();
+            let mut store = self.store(&linked.engine, limit);
+            match linked.pre.instantiate_async(&mut store).await {
                 Ok(_) => Ok(()),
                 Err(error) => Err(self.classify(error, &store, limit)),
             }
         })
     }
 
-    /// A store with a fresh sandbox, its memory capped, that yields at
-    /// every epoch tick and traps once `limit` has passed.
-    fn store(&self, limit: Duration) -> Store<Sandbox> {
+    /// A store on `engine` with a fresh sandbox, its memory capped, that
+    /// yields at every epoch tick and traps once `limit` has passed.
+    fn store(&self, engine: &Engine, limit: Duration) -> Store<Sandbox> {
         let config = self.engine.config();
         let sandbox = Sandbox::new(
             self.name.clone(),
@@ -389,7 +399,7 @@ impl WasmFunction {
             config.stderr_capture,
             &self.env,
         );
-        let mut store = Store::new(self.engine.engine(), sandbox);
+        let mut store = Store::new(engine, sandbox);
         store.limiter(|s| &mut s.limits);
         let started = Instant::now();
         let deadline = started + limit;
@@ -425,6 +435,18 @@ impl WasmFunction {
         };
         CallError::Trap { function, message }
     }
+}
+
+/// A linker on `engine` with xfn's imports, and WASI's: linked so that
+/// ordinary Rust components instantiate, though the sandbox grants
+/// nothing through it (see `sandbox`).
+fn linker_of(engine: &Engine) -> Result<Linker<Sandbox>, Error> {
+    let mut linker = Linker::<Sandbox>::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+        .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;
+    crate::protocol::Function::add_to_linker::<_, HasSelf<Sandbox>>(&mut linker, |s| s)
+        .map_err(|e| Error::Engine(format!("cannot link xfn's imports: {e}")))?;
+    Ok(linker)
 }
 
 /// How long a call's guest runs (since its sandbox was made) before it
@@ -572,6 +594,7 @@ impl Function for WasmFunction {
 mod tests {
     use super::*;
     use crate::HostConfig;
+    use crate::sandbox::{MAX_MEMORIES, MAX_TABLES};
     use wasm_encoder::{
         InstanceSection, MemorySection, MemoryType, Module, ModuleArg, ModuleSection,
     };

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use xfn_oci::RegistryOptions;
-use xfn_runtime::{CompileCache, HostConfig, HostEngine, WasmRuntime};
+use xfn_runtime::{CompileCache, HostConfig, HostEngine, Tiering, WasmRuntime};
 
 /// `--timeout`'s default for a served call: [`xfn_runtime::DEFAULT_CALL_TIMEOUT`].
 pub const CALL_TIMEOUT: &str = "30s";
@@ -114,6 +114,18 @@ pub struct ServerLimits {
     /// Sandbox memories and tables of finished calls given back to the kernel together, in one system call; until then their slots wait, with what the calls wrote, a batch per CPU, cut so that no more wait than --max-concurrent-calls (1: each at once).
     #[arg(long, default_value_t = xfn_runtime::DEFAULT_DECOMMIT_BATCH, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub decommit_batch: u32,
+    /// How a function whose optimized code is neither built in nor cached is compiled: baseline-first runs code of wasmtime's baseline compiler (Winch) at once and swaps in the optimizing compiler's (Cranelift) when the background has compiled it; optimized waits for Cranelift.
+    #[arg(long, value_enum, default_value_t = CompileTiers::BaselineFirst, value_name = "TIERS")]
+    pub compile: CompileTiers,
+}
+
+/// The values of `--compile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompileTiers {
+    /// Winch's code first, Cranelift's from when the background has compiled it.
+    BaselineFirst,
+    /// Cranelift's code only, compiled before the function is ready.
+    Optimized,
 }
 
 impl ServerLimits {
@@ -140,6 +152,10 @@ impl ServerLimits {
                 keep_resident: self.keep_resident.saturating_mul(1 << 10),
                 resident_budget: self.resident_budget.saturating_mul(1 << 20),
                 decommit_batch: self.decommit_batch,
+                tiering: match self.compile {
+                    CompileTiers::BaselineFirst => Tiering::BaselineFirst,
+                    CompileTiers::Optimized => Tiering::Optimized,
+                },
                 ..HostConfig::default()
             },
             registry.cache_dir.clone(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 use xfn_render::{self as render, InputFiles, PrintOptions};
-use xfn_runtime::{HostConfig, WasmRuntime};
+use xfn_runtime::{HostConfig, Tiering, WasmRuntime};
 
 /// Render an XR with a Composition's function pipeline, offline and without Docker.
 #[derive(Debug, clap::Args)]
@@ -334,6 +334,10 @@ pub async fn run(args: RenderArgs) -> Result<()> {
 /// are allocated as calls need them rather than from a pool: setting up
 /// and tearing down a pool of 128 slots (a stack each, with its guard
 /// page) cost more than a whole render's calls.
+///
+/// For the same reason, a function whose optimized code is neither built
+/// in nor cached runs Winch's code, compiled in about an eighth of
+/// Cranelift's time, and cached for the next render.
 pub fn render_runtime(
     cache_dir: Option<PathBuf>,
     memory: &super::flags::MemoryLimit,
@@ -344,6 +348,7 @@ pub fn render_runtime(
             call_timeout: timeout,
             memory_limit: memory.bytes(),
             pooling: false,
+            tiering: Tiering::Baseline,
             ..HostConfig::default()
         },
         cache_dir,

@@ -5,11 +5,15 @@
 //! distinct components (the same code with a custom section each, as 100
 //! authors' builds would be), from an empty compile cache, then a warm one.
 //!
+//! Then what each of wasmtime's compilers costs and gives for P&T: the
+//! load from an empty cache, and a warm call.
+//!
 //! The component is byte for byte the built-in one, so `make bench`'s
 //! precompiled binary loads it without compiling even from an empty
 //! cache; the distinct ones are compiled, in parallel.
 
 use super::*;
+use xfn_runtime::{CompileCache, HostEngine, Tier, Tiering, WasmRuntime};
 
 /// Ready within this from a warm cache (issue 38).
 const WARM_READY_S: f64 = 5.0;
@@ -103,6 +107,59 @@ impl Suite {
             }
         }
         self.shipped_functions(bin, &request);
+        self.compile_tiers(&bytes);
+    }
+
+    /// What each compiler costs and gives for P&T, in process: the load
+    /// from an empty compile cache (compiling), and a warm call of its
+    /// code. A server runs Winch's code until Cranelift's is ready.
+    fn compile_tiers(&mut self, component: &[u8]) {
+        let request = xfn_tests::convert::request(patch_and_transform::docs_request());
+        let budget = Duration::from_secs(2);
+        let mut measured = Vec::new();
+        for tiering in [Tiering::Baseline, Tiering::Optimized] {
+            let cache = tempfile::tempdir().expect("temp dir");
+            let engine = HostEngine::new(HostConfig {
+                tiering,
+                ..HostConfig::default()
+            })
+            .expect("engine");
+            let runtime =
+                WasmRuntime::new(engine, Some(CompileCache::new(cache.path()))).expect("runtime");
+            let started = Instant::now();
+            let function = runtime
+                .load("function-patch-and-transform", component)
+                .expect("load P&T");
+            let compile = started.elapsed().as_secs_f64();
+            let call = self.time(budget, || {
+                function.call_blocking(&request, None).expect("P&T call");
+            });
+            measured.push((function.tier(), compile, call));
+        }
+        let [
+            (baseline, winch_compile, winch_call),
+            (_, cranelift_compile, cranelift_call),
+        ] = measured[..]
+        else {
+            return;
+        };
+        if baseline != Tier::Baseline {
+            self.notes
+                .push("item 13: no baseline compiler on this machine".into());
+            return;
+        }
+        self.rows.push(row(
+            "P&T loaded from an empty cache: Winch (baseline) vs Cranelift".into(),
+            (winch_compile, "s"),
+            ("Cranelift", cranelift_compile),
+            None,
+        ));
+        self.rows.push(row(
+            "P&T warm call in process: Winch's code vs Cranelift's".into(),
+            (winch_call / 1000.0, "µs"),
+            ("Cranelift's", cranelift_call / 1000.0),
+            None,
+        ));
     }
 
     /// Resident memory per function for real, different components: the
