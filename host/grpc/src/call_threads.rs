@@ -137,16 +137,7 @@ fn panic_message(panic: &(dyn Any + Send)) -> String {
 /// kernel refuses, the thread keeps its priority, and calls are as fair as
 /// without long-call threads, which is worth a warning, not a failure.
 pub fn lower_thread_priority() {
-    // SAFETY: setpriority only reads its integer arguments; `who` 0 is the
-    // calling thread.
-    #[allow(unsafe_code)]
-    let set = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LONG_CALL_NICE) };
-    if set != 0 {
-        tracing::warn!(
-            "cannot lower the priority of a long-call thread: {}",
-            std::io::Error::last_os_error()
-        );
-    }
+    xfn_runtime::priority::lower_thread_priority(LONG_CALL_NICE, "a long-call thread");
 }
 
 /// A call's future, polled until it ends, or until it waits once it has

@@ -34,6 +34,7 @@ pub mod local_module;
 pub mod metrics;
 pub mod pipeline;
 pub mod precompiled;
+pub mod priority;
 pub mod protocol;
 mod response_check;
 mod sandbox;

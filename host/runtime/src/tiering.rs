@@ -132,8 +132,12 @@ pub(crate) fn compile(
 }
 
 /// The background compiler: one thread that compiles components with
-/// Cranelift, one at a time (wasmtime compiles each one's functions in
-/// parallel), and puts their code in place of Winch's.
+/// Cranelift, one at a time, and puts their code in place of Winch's.
+///
+/// wasmtime compiles a component's functions in parallel, on rayon. The
+/// background compiles on a rayon pool of its own, at nice
+/// [`BACKGROUND_NICE`]: loads that wait for Winch, and calls, go first,
+/// and a load's compile is never queued behind the background's.
 ///
 /// Its queue holds at most one job per distinct component loaded at
 /// Winch's tier, and a job whose functions are all gone is skipped. The
@@ -143,6 +147,9 @@ pub(crate) fn compile(
 pub(crate) struct Optimizer {
     jobs: Sender<Job>,
 }
+
+/// The nice value of the background compiler's threads.
+const BACKGROUND_NICE: i32 = 10;
 
 /// A component to compile with Cranelift, and where its code goes.
 struct Job {
@@ -161,9 +168,22 @@ impl Optimizer {
         cache: Option<CompileCache>,
     ) -> Option<Optimizer> {
         let (jobs, queue) = channel();
-        let spawned = thread::Builder::new()
-            .name("xfn-optimize".into())
-            .spawn(move || run(&queue, &linker, cache.as_ref()));
+        let threads = thread::available_parallelism().map_or(1, |n| n.get());
+        let spawned = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("xfn-optimize-{i}"))
+            .start_handler(|_| lower_priority())
+            .build()
+            .map_err(|e| e.to_string())
+            .and_then(|pool| {
+                thread::Builder::new()
+                    .name("xfn-optimize".into())
+                    .spawn(move || {
+                        lower_priority();
+                        run(&queue, &pool, &linker, cache.as_ref());
+                    })
+                    .map_err(|e| e.to_string())
+            });
         match spawned {
             Ok(_) => Some(Optimizer { jobs }),
             Err(e) => {
@@ -195,14 +215,24 @@ impl Optimizer {
     }
 }
 
-/// The background compiler's loop.
-fn run(queue: &Receiver<Job>, linker: &Linker<Sandbox>, cache: Option<&CompileCache>) {
+fn lower_priority() {
+    crate::priority::lower_thread_priority(BACKGROUND_NICE, "a background compiler thread");
+}
+
+/// The background compiler's loop: compiles on `pool`.
+fn run(
+    queue: &Receiver<Job>,
+    pool: &rayon::ThreadPool,
+    linker: &Linker<Sandbox>,
+    cache: Option<&CompileCache>,
+) {
     for job in queue {
         if job.target.strong_count() == 0 {
             continue;
         }
         let started = Instant::now();
-        let linked = compile(linker.engine(), cache, &job.wasm, &job.hash, false)
+        let linked = pool
+            .install(|| compile(linker.engine(), cache, &job.wasm, &job.hash, false))
             .and_then(|component| link(linker, &component, Tier::Optimized));
         match (linked, job.target.upgrade()) {
             (Ok(linked), Some(target)) => {
@@ -219,5 +249,48 @@ fn run(queue: &Receiver<Job>, linker: &Linker<Sandbox>, cache: Option<&CompileCa
                 job.function
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nice values of this process's threads named `name`.
+    fn nice_of_threads(name: &str) -> Vec<i64> {
+        let tasks = std::fs::read_dir("/proc/self/task").expect("/proc/self/task");
+        tasks
+            .filter_map(Result::ok)
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|comm| comm.trim_end() == name)
+            })
+            .map(|task| {
+                let stat = std::fs::read_to_string(task.path().join("stat")).expect("stat");
+                // Fields after the command's closing parenthesis; nice is
+                // the 19th field of the line, the 17th after it.
+                let (_, rest) = stat.rsplit_once(") ").expect("stat's command");
+                rest.split(' ')
+                    .nth(16)
+                    .expect("nice")
+                    .parse()
+                    .expect("a number")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_background_compiler_runs_at_low_priority() {
+        let linker = Arc::new(Linker::new(&Engine::default()));
+        let _optimizer = Optimizer::start(linker, None).expect("started");
+        let started = Instant::now();
+        let nice = loop {
+            let nice = nice_of_threads("xfn-optimize-0");
+            if !nice.is_empty() || started.elapsed() > std::time::Duration::from_secs(10) {
+                break nice;
+            }
+            thread::sleep(std::time::Duration::from_millis(5));
+        };
+        assert_eq!(nice, [i64::from(BACKGROUND_NICE)]);
     }
 }
