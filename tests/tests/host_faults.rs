@@ -187,7 +187,13 @@ macro_rules! host_fault_tests {
             // two calls with no context must both count from zero.
             let rt = runtime(config());
             let f = load(&rt, "scripted", "xfn_test_scripted");
-            for _ in 0..3 {
+            each_call_counts_from_zero(&f, 3);
+        }
+
+        /// Makes `calls` calls of `f` that count the calls their instance
+        /// has seen, with no context: each must see only itself.
+        fn each_call_counts_from_zero(f: &xfn_runtime::WasmFunction, calls: usize) {
+            for _ in 0..calls {
                 let rsp = f
                     .call_blocking(&request(json!({"count": true})), None)
                     .expect("runs");
@@ -211,14 +217,7 @@ macro_rules! host_fault_tests {
             let f = load(&rt, "scripted", "xfn_test_scripted");
             std::thread::scope(|scope| {
                 for _ in 0..3 {
-                    scope.spawn(|| {
-                        for _ in 0..20 {
-                            let rsp = f
-                                .call_blocking(&request(json!({"count": true})), None)
-                                .expect("runs");
-                            assert_eq!(rsp.context.as_deref(), Some(r#"{"xfn.test/calls":1}"#));
-                        }
-                    });
+                    scope.spawn(|| each_call_counts_from_zero(&f, 20));
                 }
             });
         }
@@ -226,33 +225,32 @@ macro_rules! host_fault_tests {
         #[test]
         fn a_component_that_is_not_a_function_is_refused_at_load() {
             let rt = runtime(config());
-            let err = match rt.load("bogus", b"\0asm\x01\0\0\0") {
-                Ok(_) => panic!("a core module is not a function component"),
-                Err(e) => e,
-            };
-            assert!(
-                err.to_string()
-                    .starts_with("cannot load function \"bogus\""),
-                "{err}"
-            );
+            let err = refused(&rt, "bogus", b"\0asm\x01\0\0\0");
+            assert!(err.starts_with("cannot load function \"bogus\""), "{err}");
+        }
+
+        /// The error of loading `bytes` as function `name`, which must fail.
+        fn refused(rt: &xfn_runtime::WasmRuntime, name: &str, bytes: &[u8]) -> String {
+            match rt.load(name, bytes) {
+                Ok(_) => panic!("{name} must be refused"),
+                Err(e) => e.to_string(),
+            }
         }
 
         #[test]
         fn a_component_that_does_not_compile_is_refused_naming_the_function() {
-            let cache = std::env::temp_dir().join(format!("xfn-cache-test-{}", std::process::id()));
+            let cache = tempfile::tempdir().expect("temp dir");
             let engine = xfn_runtime::HostEngine::new(config()).expect("engine");
-            let rt = xfn_runtime::WasmRuntime::new(engine, Some(xfn_runtime::CompileCache::new(&cache)))
-                .expect("runtime");
-            let err = match rt.load("function-broken", b"this is not wasm") {
-                Ok(_) => panic!("text is not a component"),
-                Err(e) => e,
-            };
+            let rt = xfn_runtime::WasmRuntime::new(
+                engine,
+                Some(xfn_runtime::CompileCache::new(cache.path())),
+            )
+            .expect("runtime");
+            let err = refused(&rt, "function-broken", b"this is not wasm");
             assert!(
-                err.to_string()
-                    .starts_with("cannot load function \"function-broken\": cannot compile component: "),
+                err.starts_with("cannot load function \"function-broken\": cannot compile component: "),
                 "{err}"
             );
-            let _ = std::fs::remove_dir_all(cache);
         }
 
         #[test]
