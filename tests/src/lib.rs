@@ -125,6 +125,16 @@ pub fn component(name: &str) -> Vec<u8> {
     })
 }
 
+/// The compiled components (`.cwasm` entries) the compile cache in
+/// `cache` holds.
+pub fn compiled_entries(cache: &std::path::Path) -> usize {
+    std::fs::read_dir(cache.join("compiled")).map_or(0, |dir| {
+        dir.filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .count()
+    })
+}
+
 /// A runtime with the given config and no compile cache.
 pub fn runtime(config: HostConfig) -> WasmRuntime {
     let engine = HostEngine::new(config).expect("engine");

@@ -34,17 +34,6 @@ fn request() -> RunFunctionRequest {
     xfn_tests::convert::request(docs_request())
 }
 
-/// The cache's compiled entries.
-fn entries(cache: &Path) -> usize {
-    std::fs::read_dir(cache.join("compiled"))
-        .map(|dir| {
-            dir.filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
-                .count()
-        })
-        .unwrap_or(0)
-}
-
 /// Waits (at most two minutes) until `function` runs optimized code.
 fn until_optimized(function: &WasmFunction) {
     let started = Instant::now();
@@ -71,12 +60,16 @@ fn baseline_first_runs_winch_code_then_cranelift_code_with_the_same_answers() {
     // A second function of the same component shares the optimized code.
     assert_eq!(load(&rt).tier(), Tier::Optimized);
     assert_eq!(rt.loaded_components(), 1);
-    assert_eq!(entries(cache.path()), 2, "each compiler's code is cached");
+    assert_eq!(
+        xfn_tests::compiled_entries(cache.path()),
+        2,
+        "each compiler's code is cached"
+    );
 
     // The next start finds Cranelift's code in the cache.
     let next = runtime(Tiering::BaselineFirst, cache.path());
     assert_eq!(load(&next).tier(), Tier::Optimized);
-    assert_eq!(entries(cache.path()), 2);
+    assert_eq!(xfn_tests::compiled_entries(cache.path()), 2);
 }
 
 #[test]
@@ -85,7 +78,7 @@ fn baseline_runs_winch_code_and_caches_it_for_the_next_process() {
     let function = load(&runtime(Tiering::Baseline, cache.path()));
     assert_eq!(function.tier(), Tier::Baseline);
     let answer = function.call_blocking(&request(), None).expect("call");
-    assert_eq!(entries(cache.path()), 1);
+    assert_eq!(xfn_tests::compiled_entries(cache.path()), 1);
 
     // Nothing compiles in the background: the code stays Winch's.
     std::thread::sleep(Duration::from_millis(200));
@@ -95,10 +88,14 @@ fn baseline_runs_winch_code_and_caches_it_for_the_next_process() {
     // a process asking for optimized code compiles it.
     let again = load(&runtime(Tiering::Baseline, cache.path()));
     assert_eq!(again.call_blocking(&request(), None).expect("call"), answer);
-    assert_eq!(entries(cache.path()), 1, "loaded, not compiled again");
+    assert_eq!(
+        xfn_tests::compiled_entries(cache.path()),
+        1,
+        "loaded, not compiled again"
+    );
     let optimized = load(&runtime(Tiering::Optimized, cache.path()));
     assert_eq!(optimized.tier(), Tier::Optimized);
-    assert_eq!(entries(cache.path()), 2);
+    assert_eq!(xfn_tests::compiled_entries(cache.path()), 2);
 
     // Once the cache has Cranelift's code, a render runs it.
     assert_eq!(
@@ -108,7 +105,7 @@ fn baseline_runs_winch_code_and_caches_it_for_the_next_process() {
 }
 
 #[test]
-fn a_call_keeps_the_code_it_started_with_across_the_swap() {
+fn calls_across_the_swap_all_answer_right_and_end_on_cranelift_s_code() {
     let cache = tempfile::tempdir().expect("tempdir");
     let rt = runtime(Tiering::BaselineFirst, cache.path());
     let function = std::sync::Arc::new(load(&rt));

@@ -116,7 +116,11 @@ impl CompileCache {
     /// why the component could not be compiled; the caller names the
     /// function.
     pub fn load_or_compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
-        self.load_or_compile_hashed(engine, wasm, &blake3::hash(wasm))
+        let hash = blake3::hash(wasm);
+        match self.load_hashed(engine, &hash)? {
+            Some(component) => Ok(component),
+            None => self.compile_hashed(engine, wasm, &hash),
+        }
     }
 
     /// The compiled form of the component whose BLAKE3 hash is `hash`, if
@@ -133,40 +137,20 @@ impl CompileCache {
         load(engine, key, &self.entry_path_of(engine, hash))
     }
 
-    /// [`CompileCache::load_or_compile`] for a caller that has hashed the
-    /// component already: `hash` is the BLAKE3 hash of `wasm`. Counts the
-    /// lookup in the process's metrics.
-    pub fn load_or_compile_hashed(
+    /// Compiles `wasm`, whose BLAKE3 hash is `hash`, for `engine`, and
+    /// stores it: for a caller that found no entry with
+    /// [`CompileCache::load_hashed`]. Where it can't be stored, the
+    /// component is used anyway, with a warning.
+    pub fn compile_hashed(
         &self,
         engine: &Engine,
         wasm: &[u8],
         hash: &blake3::Hash,
-    ) -> Result<Component, String> {
-        self.load_or_compile_counted(engine, wasm, hash, true)
-    }
-
-    /// [`CompileCache::load_or_compile_hashed`], counting the lookup in the
-    /// metrics if `counted`: a lookup a function's load makes is counted,
-    /// the background compiler's are not (see [`crate::Tiering`]).
-    pub(crate) fn load_or_compile_counted(
-        &self,
-        engine: &Engine,
-        wasm: &[u8],
-        hash: &blake3::Hash,
-        counted: bool,
     ) -> Result<Component, String> {
         let Some(key) = self.key() else {
-            return Component::new(engine, wasm)
-                .map_err(|e| format!("cannot compile component: {e:#}"));
+            return compile_in_memory(engine, wasm);
         };
         let path = self.entry_path_of(engine, hash);
-        let found = load(engine, key, &path)?;
-        if counted {
-            crate::metrics::record_compile_cache(found.is_some());
-        }
-        if let Some(component) = found {
-            return Ok(component);
-        }
         let compiled = engine
             .precompile_component(wasm)
             .map_err(|e| format!("cannot compile component: {e:#}"))?;
@@ -183,6 +167,11 @@ impl CompileCache {
         unsafe { Component::deserialize(engine, &compiled) }
             .map_err(|e| format!("cannot load compiled component: {e:#}"))
     }
+}
+
+/// Compiles `wasm` for `engine`, keeping the code in memory only.
+pub(crate) fn compile_in_memory(engine: &Engine, wasm: &[u8]) -> Result<Component, String> {
+    Component::new(engine, wasm).map_err(|e| format!("cannot compile component: {e:#}"))
 }
 
 /// The component of a cache entry, if the entry is there, is the user's,

@@ -113,21 +113,17 @@ fn check_resources(component: &Component) -> Result<(), String> {
     Ok(())
 }
 
-/// Compiles `wasm`, whose BLAKE3 hash is `hash`, for `engine`: through
-/// `cache` (loaded from it, or compiled and stored) if there is one, the
-/// lookup counted in the metrics if `counted`.
+/// Compiles `wasm`, whose BLAKE3 hash is `hash`, for `engine`, and stores
+/// it in `cache` if there is one.
 pub(crate) fn compile(
     engine: &Engine,
     cache: Option<&CompileCache>,
     wasm: &[u8],
     hash: &blake3::Hash,
-    counted: bool,
 ) -> Result<Component, String> {
     match cache {
-        Some(cache) => cache.load_or_compile_counted(engine, wasm, hash, counted),
-        None => {
-            Component::new(engine, wasm).map_err(|e| format!("cannot compile component: {e:#}"))
-        }
+        Some(cache) => cache.compile_hashed(engine, wasm, hash),
+        None => crate::compile_cache::compile_in_memory(engine, wasm),
     }
 }
 
@@ -232,7 +228,7 @@ fn run(
         }
         let started = Instant::now();
         let linked = pool
-            .install(|| compile(linker.engine(), cache, &job.wasm, &job.hash, false))
+            .install(|| compile(linker.engine(), cache, &job.wasm, &job.hash))
             .and_then(|component| link(linker, &component, Tier::Optimized));
         match (linked, job.target.upgrade()) {
             (Ok(linked), Some(target)) => {

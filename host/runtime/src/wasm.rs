@@ -169,10 +169,12 @@ impl WasmRuntime {
         Ok(self.function(name, tiered))
     }
 
-    /// Compiles `bytes`, whose hash is `hash`, as [`HostConfig::tiering`]
-    /// says: Cranelift's code if the cache has it, or if there is no
-    /// baseline engine; else Winch's (Cranelift's where Winch can't compile
-    /// it). Returns the code, the linker of its engine and its tier.
+    /// The code of `bytes`, whose hash is `hash`, as [`HostConfig::tiering`]
+    /// says: Cranelift's if the cache has it, else Winch's if the cache has
+    /// it (where the host has a baseline engine); else compiled by Winch,
+    /// or by Cranelift where there is no baseline engine or Winch refuses
+    /// the component. Returns the code, the linker of its engine and its
+    /// tier. A load counts one compile-cache lookup in the metrics.
     ///
     /// [`HostConfig::tiering`]: crate::HostConfig::tiering
     fn compile(
@@ -180,35 +182,33 @@ impl WasmRuntime {
         bytes: &[u8],
         hash: &blake3::Hash,
     ) -> Result<(Component, &Arc<Linker<Sandbox>>, Tier), String> {
-        // A load counts one lookup in the metrics, whichever tiers it tried.
-        let optimized = |counted| {
-            tiering::compile(
-                self.engine.engine(),
-                self.cache.as_ref(),
-                bytes,
-                hash,
-                counted,
-            )
-            .map(|component| (component, &self.linker, Tier::Optimized))
-        };
-        let (Some(baseline), Some(baseline_linker)) =
-            (self.engine.baseline(), &self.baseline_linker)
-        else {
-            return optimized(true);
-        };
-        if let Some(cache) = &self.cache
-            && let Some(component) = cache.load_hashed(self.engine.engine(), hash)?
-        {
-            crate::metrics::record_compile_cache(true);
-            return Ok((component, &self.linker, Tier::Optimized));
+        // The tiers this host has, best code first.
+        let optimized = (self.engine.engine(), &self.linker, Tier::Optimized);
+        let baseline = self.engine.baseline().zip(self.baseline_linker.as_ref());
+        let tiers: Vec<_> = std::iter::once(optimized)
+            .chain(baseline.map(|(engine, linker)| (engine, linker, Tier::Baseline)))
+            .collect();
+        if let Some(cache) = &self.cache {
+            for &(engine, linker, tier) in &tiers {
+                if let Some(component) = cache.load_hashed(engine, hash)? {
+                    crate::metrics::record_compile_cache(true);
+                    return Ok((component, linker, tier));
+                }
+            }
+            crate::metrics::record_compile_cache(false);
         }
-        match tiering::compile(baseline, self.cache.as_ref(), bytes, hash, true) {
-            Ok(component) => Ok((component, baseline_linker, Tier::Baseline)),
-            Err(e) => {
-                tracing::debug!("the baseline compiler refused the component ({e}); optimizing it");
-                optimized(false)
+        // Compiling: the quickest compiler first.
+        let mut refused = String::new();
+        for &(engine, linker, tier) in tiers.iter().rev() {
+            match tiering::compile(engine, self.cache.as_ref(), bytes, hash) {
+                Ok(component) => return Ok((component, linker, tier)),
+                Err(e) => {
+                    tracing::debug!("the {tier:?} compiler refused the component: {e}");
+                    refused = e;
+                }
             }
         }
+        Err(refused)
     }
 
     /// The entry of `hash` in the table of loaded components, made if it

@@ -30,14 +30,7 @@ const OPTIMIZED_WITHIN: Duration = Duration::from_secs(900);
 /// `entries` compiled components.
 fn until_entries(cache: &Path, entries: usize, within: Duration) -> Option<()> {
     let started = Instant::now();
-    let count = || {
-        std::fs::read_dir(cache.join("compiled")).map_or(0, |dir| {
-            dir.filter_map(Result::ok)
-                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
-                .count()
-        })
-    };
-    while count() < entries {
+    while xfn_tests::compiled_entries(cache) < entries {
         if started.elapsed() > within {
             return None;
         }

@@ -211,23 +211,61 @@ fn the_binary_reloads_on_sighup_and_with_watch() {
 /// and serves.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_little_address_space_serve_allocates_on_demand() {
+    let mut command = std::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 8388608 && exec \"$0\" \"$@\"")
+        .arg(xfn_tests::xfn_bin());
+    let log = serve_hello_once(command, &[], None).await;
+    assert!(
+        log.contains("cannot reserve a pool of instances") && log.contains("on demand"),
+        "{log}"
+    );
+}
+
+/// From an empty compile cache, `xfn serve` serves Winch's code at once and
+/// swaps in Cranelift's when the background has compiled it, caching both;
+/// with `--compile optimized`, only Cranelift's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_compiles_in_two_tiers_unless_told_to_optimize() {
+    let swapped = "function hello runs optimized code now";
+    for (tiers, entries) in [(None, 2), (Some("optimized"), 1)] {
+        let cache = tempfile::tempdir().expect("cache");
+        let cache_dir = cache.path().display().to_string();
+        let mut args = vec!["-v", "--cache-dir", cache_dir.as_str()];
+        args.extend(tiers.iter().flat_map(|tiers| ["--compile", tiers]));
+        let command = std::process::Command::new(xfn_tests::xfn_bin());
+        let log = serve_hello_once(command, &args, tiers.is_none().then_some(swapped)).await;
+        let compiled = std::fs::read_dir(cache.path().join("compiled")).map_or(0, |d| d.count());
+        assert_eq!(compiled, entries, "{args:?}: {log}");
+        assert_eq!(log.contains(swapped), tiers.is_none(), "{args:?}: {log}");
+    }
+}
+
+/// Starts `xfn serve --insecure` serving the hello component (`command`
+/// runs the binary, given `args` after `serve`'s), calls it once, waits
+/// (at most two minutes) until its log says `wait_for` if given, stops it
+/// with SIGTERM and returns its standard error.
+async fn serve_hello_once(
+    mut command: std::process::Command,
+    args: &[&str],
+    wait_for: Option<&str>,
+) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
     let hello = xfn_tests::wasm_dir().join("hello.wasm");
     let port = xfn_tests::free_port();
     let stderr_path = dir.path().join("stderr");
     let stderr = std::fs::File::create(&stderr_path).expect("stderr file");
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 8388608 && exec \"$0\" \"$@\"")
-        .arg(xfn_tests::xfn_bin())
+    let mut child = command
         .args(["serve", "--insecure", "--address"])
         .arg(format!("127.0.0.1:{port}"))
+        .args(args)
         .arg("--function")
         .arg(format!("hello={}", hello.display()))
         .env_remove("XFN_LOG")
         .stderr(stderr)
         .spawn()
-        .expect("start xfn serve under ulimit");
+        .expect("start xfn serve");
     let pid = child.id().to_string();
     let log = || std::fs::read_to_string(&stderr_path).unwrap_or_default();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -239,15 +277,16 @@ async fn with_little_address_space_serve_allocates_on_demand() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let greeting = greet(&format!("http://127.0.0.1:{port}"), "hello").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while wait_for.is_some_and(|line| !log().contains(line)) && std::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     signal(&pid, "-TERM");
     let status = wait_with_limit(&mut child, Duration::from_secs(30));
     assert_eq!(greeting.as_deref(), Ok("Hi, world!"), "{}", log());
     assert_eq!(status.code(), Some(0), "{}", log());
-    assert!(
-        log().contains("cannot reserve a pool of instances") && log().contains("on demand"),
-        "{}",
-        log()
-    );
+    log()
 }
 
 fn signal(pid: &str, signal: &str) {
